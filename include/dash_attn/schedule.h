@@ -1,0 +1,268 @@
+// dash-attn: the schedule model shared by the GPU kernels (device) and the planner (host).
+//
+// One definition of every execution order and accumulation order of the attention backward.
+// Everything here is a pure function of the problem shape, the tile sizes and the schedule:
+// never of timing, SM count or grid size. No allocation; callable from device code.
+//
+// Vocabulary (see docs/schedules.md):
+//   head      one (batch, kv head) pair; heads are independent of each other.
+//   KV tile j kBlockN keys of one head; Q tile i: kBlockM query rows of one query head.
+//   task      the unit a persistent CTA takes: one KV tile (or a pair of KV tiles for
+//             symmetric shift) of one head, processed for every query head of its GQA group.
+//             Tasks are numbered head-major; a CTA takes them in increasing order.
+//   side      a task's KV tiles in program order (side 0; side 1 only for symmetric shift).
+//   step      the position of a Q tile in one side's visit sequence for one query head.
+//   group     a contiguous range of `group_width` tasks of one head that must be co-resident.
+//   rank      the position of KV tile j's contribution in dQ tile i's accumulation chain.
+//
+// Program order of a task: for side, for query head g of the group, for step t.
+// Accumulation order of dQ tile (g, i): contributions sorted by the key
+//   (group of the task, side, step, task slot).
+// Every edge of the resulting wait graph increases the potential (group, side, g, step, slot)
+// lexicographically, so the graph is acyclic; a task waits only on its own group or on lower
+// groups, so `group_width` co-resident CTAs taking tasks in increasing order cannot deadlock
+// (proof in docs/schedules.md, checked exhaustively by src/schedule/checker.cpp).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define DASH_HD __host__ __device__ __forceinline__
+#else
+#define DASH_HD inline
+#endif
+
+namespace dash {
+
+enum class Schedule : int {
+  kAscending = 0,      // FA3 baseline: ascending Q tiles, dQ accumulated in ascending j
+  kSpt = 1,            // current FA3 causal: high KV tiles first, dQ in descending j
+  kDescending = 2,     // DASH: descending Q tiles, dQ in ascending j (same bits as ascending)
+  kShift = 3,          // DASH: cyclic shift of the Q tiles per KV tile, arrival-order dQ
+  kSymmetricShift = 4, // DASH causal: pair KV tile p with n-1-p, shift over the shared Q tiles
+  kAtomic = 5,         // non-deterministic: same kernel, unordered dQ adds
+  kAuto = 6,           // resolved by the planner to one of the above
+};
+constexpr int kNumConcreteSchedules = 6;
+
+enum class Dispatch : int {
+  kDynamic = 0, // CTAs take the next task from an atomic counter (launch order)
+  kStatic = 1,  // CTA p takes tasks p, p+P, p+2P, ...
+};
+
+// Largest co-resident group a schedule may require. A fixed constant (not the device's SM
+// count) so that the bits of a shape are the same on every GPU.
+constexpr int kMaxGroupWidth = 128;
+
+// A problem in tiles. Causal masks are aligned bottom-right: query row r sees key c iff
+// c <= r + (seqlen_k - seqlen_q) (FlashAttention's convention for seqlen_q != seqlen_k).
+struct TileProblem {
+  int batch = 1;
+  int heads_q = 1;
+  int heads_kv = 1;
+  int seqlen_q = 1;
+  int seqlen_k = 1;
+  int block_m = 64;  // kBlockM: query rows per Q tile
+  int block_n = 64;  // kBlockN: keys per KV tile
+  bool causal = false;
+
+  DASH_HD int m_tiles() const { return (seqlen_q + block_m - 1) / block_m; }
+  DASH_HD int n_tiles() const { return (seqlen_k + block_n - 1) / block_n; }
+  DASH_HD int q_per_kv() const { return heads_q / heads_kv; }
+  DASH_HD int num_heads() const { return batch * heads_kv; }  // independent (b, kv head)
+
+  // First Q tile that sees any key of KV tile j (m_tiles() if none; never for valid j).
+  DASH_HD int q_tile_begin(int j) const {
+    if (!causal) return 0;
+    // need min((i+1)*M, Sq) - 1 + (Sk - Sq) >= j*N  <=>  min((i+1)*M, Sq) >= x
+    const long long x = (long long)j * block_n - (seqlen_k - seqlen_q) + 1;
+    if (x <= 0) return 0;
+    if (x > seqlen_q) return m_tiles();
+    return (int)((x + block_m - 1) / block_m) - 1;
+  }
+  // One past the last KV tile visible from Q tile i (0 if the whole tile sees nothing).
+  DASH_HD int kv_tile_end(int i) const {
+    if (!causal) return n_tiles();
+    const int last_row = (i + 1) * block_m < seqlen_q ? (i + 1) * block_m - 1 : seqlen_q - 1;
+    const long long last_key = (long long)last_row + (seqlen_k - seqlen_q);
+    if (last_key < 0) return 0;
+    const long long e = last_key / block_n + 1;
+    return e < n_tiles() ? (int)e : n_tiles();
+  }
+  DASH_HD bool visible(int i, int j) const { return j < kv_tile_end(i); }
+  // Number of Q tiles KV tile j visits per query head.
+  DASH_HD int q_tile_count(int j) const { return m_tiles() - q_tile_begin(j); }
+};
+
+// The ordering key of one contribution (KV tile j -> dQ tile i). Smaller keys add first.
+struct ChainKey {
+  int group, side, step, slot;
+  DASH_HD bool operator<(const ChainKey& o) const {
+    if (group != o.group) return group < o.group;
+    if (side != o.side) return side < o.side;
+    if (step != o.step) return step < o.step;
+    return slot < o.slot;
+  }
+};
+
+struct ScheduleModel {
+  TileProblem p;
+  Schedule schedule = Schedule::kAscending;  // concrete (never kAuto)
+  int n = 1;                // KV tiles per head
+  int m = 1;                // Q tiles per query head
+  int tasks_per_head = 1;   // n, or ceil(n/2) for symmetric shift
+  int group_width = 1;      // tasks that must run together (min co-resident CTAs)
+  int rect_begin = 0;       // symmetric shift: first Q tile of the rectangle all long sides share
+
+  // Symmetric shift only makes sense with a causal mask; on a full mask it is shift.
+  DASH_HD static ScheduleModel make(const TileProblem& prob, Schedule s) {
+    ScheduleModel sm;
+    sm.p = prob;
+    sm.n = prob.n_tiles();
+    sm.m = prob.m_tiles();
+    if (s == Schedule::kSymmetricShift && !prob.causal) s = Schedule::kShift;
+    sm.schedule = s;
+    sm.tasks_per_head = s == Schedule::kSymmetricShift ? (sm.n + 1) / 2 : sm.n;
+    const bool grouped = s == Schedule::kShift || s == Schedule::kSymmetricShift;
+    if (grouped) {
+      // Split a head's tasks into ceil(T / kMax) groups of near-equal width.
+      const int T = sm.tasks_per_head;
+      const int ngroups = (T + kMaxGroupWidth - 1) / kMaxGroupWidth;
+      sm.group_width = (T + ngroups - 1) / ngroups;
+    } else {
+      sm.group_width = 1;
+    }
+    sm.rect_begin = s == Schedule::kSymmetricShift ? prob.q_tile_begin(sm.tasks_per_head - 1) : 0;
+    return sm;
+  }
+
+  DASH_HD bool deterministic() const { return schedule != Schedule::kAtomic; }
+  DASH_HD int num_tasks() const { return p.num_heads() * tasks_per_head; }
+  DASH_HD int min_coresident() const { return group_width; }
+  DASH_HD int task_head(int task) const { return task / tasks_per_head; }  // b * heads_kv + h_kv
+  DASH_HD int task_slot(int task) const { return task % tasks_per_head; }
+  DASH_HD int group_of_slot(int slot) const { return slot / group_width; }
+
+  // ---- execution order -------------------------------------------------------------------
+  DASH_HD int num_sides(int slot) const {
+    return schedule == Schedule::kSymmetricShift && n - 1 - slot > slot ? 2 : 1;
+  }
+  // KV tile processed by side `side` of task slot `slot`.
+  DASH_HD int kv_tile(int slot, int side) const {
+    if (schedule == Schedule::kSpt) return n - 1 - slot;
+    if (schedule == Schedule::kSymmetricShift && side == 1) return n - 1 - slot;
+    return slot;
+  }
+  // Inverse of kv_tile: which slot and side own KV tile j.
+  DASH_HD int slot_of(int j) const {
+    if (schedule == Schedule::kSpt) return n - 1 - j;
+    if (schedule == Schedule::kSymmetricShift && j >= tasks_per_head) return n - 1 - j;
+    return j;
+  }
+  DASH_HD int side_of(int j) const {
+    return schedule == Schedule::kSymmetricShift && j >= tasks_per_head ? 1 : 0;
+  }
+  // Steps of one side for one query head (= Q tiles the KV tile sees).
+  DASH_HD int num_steps(int slot, int side) const { return p.q_tile_count(kv_tile(slot, side)); }
+  DASH_HD int task_steps(int slot) const {
+    int s = num_steps(slot, 0);
+    if (num_sides(slot) == 2) s += num_steps(slot, 1);
+    return s * p.q_per_kv();
+  }
+
+  // Q tile visited at step t by side `side` of slot `slot`.
+  DASH_HD int visit(int slot, int side, int t) const {
+    const int j = kv_tile(slot, side);
+    const int a = p.q_tile_begin(j);
+    switch (schedule) {
+      case Schedule::kDescending:
+      case Schedule::kAtomic:
+        return m - 1 - t;
+      case Schedule::kShift: {
+        // Cyclic order starting at Q tile j mod m, restricted to the visible suffix [a, m).
+        const int j0 = j % m;
+        if (j0 < a) return a + t;
+        return t < m - j0 ? j0 + t : a + (t - (m - j0));
+      }
+      case Schedule::kSymmetricShift: {
+        if (side == 1) return m - 1 - t;  // short side: descending
+        const int r = m - rect_begin;     // rectangle shared by every long side
+        if (t < r) return rect_begin + (slot + t) % r;
+        return a + (t - r);               // private triangle, ascending
+      }
+      default:  // ascending, spt
+        return a + t;
+    }
+  }
+
+  // Inverse of visit: step at which KV tile j visits Q tile i (i must be visible from j).
+  // For the short side of a symmetric pair the step counts from the start of the long side,
+  // so that arrival order across pairs follows time.
+  DASH_HD int step_of(int j, int i) const {
+    const int a = p.q_tile_begin(j);
+    switch (schedule) {
+      case Schedule::kDescending:
+      case Schedule::kAtomic:
+        return m - 1 - i;
+      case Schedule::kShift: {
+        const int j0 = j % m;
+        if (j0 < a) return i - a;
+        return i >= j0 ? i - j0 : (m - j0) + (i - a);
+      }
+      case Schedule::kSymmetricShift: {
+        const int slot = slot_of(j);
+        if (side_of(j) == 1) return num_steps(slot, 0) + (m - 1 - i);
+        const int r = m - rect_begin;
+        if (i >= rect_begin) return ((i - rect_begin - slot) % r + r) % r;
+        return r + (i - a);
+      }
+      default:
+        return i - a;
+    }
+  }
+
+  // ---- accumulation order ----------------------------------------------------------------
+  DASH_HD ChainKey key(int j, int i) const {
+    const int slot = slot_of(j);
+    return ChainKey{group_of_slot(slot), side_of(j), step_of(j, i), slot};
+  }
+  // Contributions to dQ tile i (per query head): KV tiles 0 .. chain_length(i)-1.
+  DASH_HD int chain_length(int i) const { return p.kv_tile_end(i); }
+  // Position of KV tile j's contribution in dQ tile i's chain: the value the dQ semaphore
+  // must hold before j adds. -1 for the atomic schedule (no order).
+  DASH_HD int rank(int i, int j) const {
+    switch (schedule) {
+      case Schedule::kAtomic: return -1;
+      case Schedule::kAscending:
+      case Schedule::kDescending: return j;
+      case Schedule::kSpt: return chain_length(i) - 1 - j;
+      default: {
+        const ChainKey k = key(j, i);
+        int r = 0;
+        const int len = chain_length(i);
+        for (int jj = 0; jj < len; ++jj) r += (jj != j && key(jj, i) < k) ? 1 : 0;
+        return r;
+      }
+    }
+  }
+  // Partial rank over KV tiles jj = first, first+stride, ... (a warp splits the loop).
+  DASH_HD int rank_partial(int i, int j, int first, int stride) const {
+    const ChainKey k = key(j, i);
+    int r = 0;
+    const int len = chain_length(i);
+    for (int jj = first; jj < len; jj += stride) r += (jj != j && key(jj, i) < k) ? 1 : 0;
+    return r;
+  }
+  DASH_HD bool rank_needs_loop() const {
+    return schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
+  }
+};
+
+// Host-side names ("ascending", "spt", "descending", "shift", "symmetric_shift", "atomic",
+// "auto"). Defined in src/schedule/names.cpp.
+const char* schedule_name(Schedule s);
+bool parse_schedule(const char* name, Schedule* out);
+const char* dispatch_name(Dispatch d);
+bool parse_dispatch(const char* name, Dispatch* out);
+
+}  // namespace dash
