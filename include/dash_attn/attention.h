@@ -1,0 +1,110 @@
+// dash-attn public C++ API: framework-free attention forward and deterministic backward.
+//
+// Tensors are (batch, seqlen, heads, head_dim) with any element strides on the first three
+// dimensions and a contiguous last dimension (FlashAttention's layout). All pointers are device
+// pointers. Every entry point validates its arguments and returns a Status whose message names
+// the offending argument; nothing is launched when validation fails.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "dash_attn/schedule.h"
+
+namespace dash {
+
+enum class DType : int { kBF16 = 0, kFP16 = 1 };
+
+enum class StatusCode : int {
+  kOk = 0,
+  kInvalidArgument = 1,   // bad pointer, shape, stride, alignment, head counts, ...
+  kUnsupported = 2,       // valid but not implemented (e.g. head_dim 96)
+  kCudaError = 3,         // a CUDA call failed
+  kInsufficientResources = 4,  // e.g. too few co-resident CTAs for a schedule, no fallback
+};
+
+struct Status {
+  StatusCode code = StatusCode::kOk;
+  char message[320] = {0};
+  bool ok() const { return code == StatusCode::kOk; }
+};
+
+// Strides in elements for (batch, seqlen, head); the head_dim stride is 1.
+struct Strides3 {
+  int64_t batch = 0, seq = 0, head = 0;
+};
+
+struct AttnShape {
+  int batch = 0;
+  int seqlen_q = 0;
+  int seqlen_k = 0;
+  int heads_q = 0;
+  int heads_kv = 0;   // heads_q must be a multiple of heads_kv (GQA/MQA)
+  int head_dim = 0;   // 64 or 128
+  DType dtype = DType::kBF16;
+  bool causal = false;          // bottom-right aligned when seqlen_q != seqlen_k
+  float softmax_scale = 0.0f;   // 0 selects 1/sqrt(head_dim)
+};
+
+struct AttnFwdParams {
+  AttnShape shape;
+  const void* q = nullptr;  Strides3 q_stride;
+  const void* k = nullptr;  Strides3 k_stride;
+  const void* v = nullptr;  Strides3 v_stride;
+  void* o = nullptr;        Strides3 o_stride;
+  float* lse = nullptr;     // (batch, heads_q, seqlen_q) contiguous fp32, natural log
+};
+
+struct AttnBwdParams {
+  AttnShape shape;
+  const void* q = nullptr;     Strides3 q_stride;
+  const void* k = nullptr;     Strides3 k_stride;
+  const void* v = nullptr;     Strides3 v_stride;
+  const void* o = nullptr;     Strides3 o_stride;
+  const void* dout = nullptr;  Strides3 dout_stride;
+  const float* lse = nullptr;  // as written by attn_fwd
+  void* dq = nullptr;          Strides3 dq_stride;
+  void* dk = nullptr;          Strides3 dk_stride;
+  void* dv = nullptr;          Strides3 dv_stride;
+
+  Schedule schedule = Schedule::kAuto;   // kAtomic is the non-deterministic mode
+  Dispatch dispatch = Dispatch::kDynamic;
+  int num_ctas = 0;  // persistent grid size; 0 = sized from the device (SMs x occupancy)
+  // When the schedule needs more co-resident CTAs than the grid has: fall back to
+  // `descending` (true) or refuse with kInsufficientResources (false).
+  bool allow_fallback = true;
+};
+
+// What a backward launch actually did (optional output).
+struct BwdLaunchInfo {
+  Schedule schedule = Schedule::kAuto;  // concrete schedule that ran
+  Dispatch dispatch = Dispatch::kDynamic;
+  int num_ctas = 0;
+  int block_m = 0, block_n = 0;
+  int num_tasks = 0;
+  int min_coresident = 0;
+  bool fell_back = false;
+  char note[256] = {0};
+};
+
+// Forward: O and LSE.
+Status attn_fwd(const AttnFwdParams& params, cudaStream_t stream);
+
+// Bytes of device workspace attn_bwd needs (linear in seqlen: fp32 dQ accumulator, LSE/D
+// vectors, one semaphore per dQ tile, a task counter). 256-byte aligned pointer required.
+size_t attn_bwd_workspace_size(const AttnShape& shape);
+
+// Backward: dQ, dK, dV. Deterministic for every schedule but kAtomic: bitwise identical
+// results for the same inputs, independent of num_ctas, dispatch and the GPU's SM count.
+Status attn_bwd(const AttnBwdParams& params, void* workspace, size_t workspace_bytes,
+                cudaStream_t stream, BwdLaunchInfo* info = nullptr);
+
+// Tile sizes the backward kernel uses for a shape (the planner models the same tiles).
+void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n);
+
+// The schedule `auto` resolves to for a shape on the current device.
+Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms);
+
+}  // namespace dash
