@@ -1,0 +1,30 @@
+#include "schedule/cost_model.h"
+
+namespace dash {
+
+CostModel CostModel::for_shape(int head_dim, int block_m, int block_n, const CostParams& params) {
+  // The backward of one tile pair runs five GEMMs of bm x bn x d: S = Q K^T, dP = dO V^T,
+  // dV += P^T dO, dK += dS^T Q, dQ = dS K. Softmax and the elementwise dS are hidden under
+  // them on Hopper, so the per-SM achieved GEMM rate sets c.
+  const double flops = 5.0 * 2.0 * block_m * block_n * static_cast<double>(head_dim);
+  const double c_us = flops / (params.per_sm_tflops * 1e12) * 1e6;
+  // The reduce adds a bm x d fp32 dQ partial into L2; it cannot start before the chain
+  // predecessor released the semaphore, so the hand-off latency is paid on every link.
+  const double bytes = static_cast<double>(block_m) * head_dim * 4.0;
+  const double r_us = bytes / (params.reduce_gbytes_per_s * 1e9) * 1e6 + params.reduce_latency_us;
+  CostModel m;
+  m.c = c_us;
+  m.r = r_us;
+  m.name = "default";
+  return m;
+}
+
+CostModel CostModel::unit(double c, double r) {
+  CostModel m;
+  m.c = c;
+  m.r = r;
+  m.name = "unit";
+  return m;
+}
+
+}  // namespace dash

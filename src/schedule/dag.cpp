@@ -1,0 +1,82 @@
+#include "schedule/dag.h"
+
+#include <algorithm>
+
+#include "schedule/program.h"
+
+namespace dash {
+
+Dag build_dag(const ScheduleModel& sm, const CostModel& cost) {
+  const Program prog(sm);
+  Dag dag;
+  // Node of the R of each (g, i, j) contribution, to chain them in rank order afterwards.
+  std::vector<int> r_node(static_cast<size_t>(prog.dq_per_head()) * sm.n, -1);
+  for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
+    int prev_r = -1;
+    for (const StepRef& s : prog.slot_steps[slot]) {
+      const int c_id = static_cast<int>(dag.nodes.size());
+      dag.nodes.push_back(DagNode{false, slot, s.side, s.g, s.j, s.i, cost.c});
+      dag.nodes.push_back(DagNode{true, slot, s.side, s.g, s.j, s.i, cost.r});
+      dag.succ.emplace_back();
+      dag.succ.emplace_back();
+      dag.succ[c_id].push_back(c_id + 1);
+      if (prev_r >= 0) dag.succ[prev_r].push_back(c_id);
+      prev_r = c_id + 1;
+      r_node[static_cast<size_t>(prog.dq_index(s.g, s.i)) * sm.n + s.j] = c_id + 1;
+    }
+  }
+  if (sm.deterministic()) {
+    std::vector<int> chain;
+    for (int g = 0; g < sm.p.q_per_kv(); ++g)
+      for (int i = 0; i < sm.m; ++i) {
+        const int len = sm.chain_length(i);
+        chain.assign(len, -1);
+        for (int j = 0; j < len; ++j)
+          chain[prog.rank_of(i, j)] = r_node[static_cast<size_t>(prog.dq_index(g, i)) * sm.n + j];
+        for (int k = 0; k + 1 < len; ++k) dag.succ[chain[k]].push_back(chain[k + 1]);
+      }
+  }
+  for (const auto& s : dag.succ) dag.num_edges += static_cast<long long>(s.size());
+  return dag;
+}
+
+CriticalPath critical_path(const Dag& dag) {
+  const int N = static_cast<int>(dag.nodes.size());
+  std::vector<int> indeg(N, 0), pred(N, -1), queue;
+  for (const auto& s : dag.succ)
+    for (int v : s) ++indeg[v];
+  // Longest path ending at (and including) each node; -1 until a predecessor reaches it.
+  std::vector<double> finish(N, -1.0);
+  queue.reserve(N);
+  for (int v = 0; v < N; ++v)
+    if (indeg[v] == 0) {
+      queue.push_back(v);
+      finish[v] = dag.nodes[v].cost;
+    }
+  // Kahn's order: finish[u] is final when u is dequeued.
+  for (size_t h = 0; h < queue.size(); ++h) {
+    const int u = queue[h];
+    for (int v : dag.succ[u]) {
+      const double f = finish[u] + dag.nodes[v].cost;
+      if (f > finish[v]) {
+        finish[v] = f;
+        pred[v] = u;
+      }
+      if (--indeg[v] == 0) queue.push_back(v);
+    }
+  }
+  CriticalPath cp;
+  cp.acyclic = static_cast<int>(queue.size()) == N;
+  if (!cp.acyclic || N == 0) return cp;
+  const int end = static_cast<int>(std::max_element(finish.begin(), finish.end()) - finish.begin());
+  cp.length = finish[end];
+  for (int v = end; v >= 0; v = pred[v]) cp.nodes.push_back(v);
+  std::reverse(cp.nodes.begin(), cp.nodes.end());
+  return cp;
+}
+
+double critical_path_length(const ScheduleModel& sm, const CostModel& cost) {
+  return critical_path(build_dag(sm, cost)).length;
+}
+
+}  // namespace dash

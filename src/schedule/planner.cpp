@@ -1,0 +1,93 @@
+#include "schedule/planner.h"
+
+#include <limits>
+
+#include "schedule/dag.h"
+
+namespace dash::plan {
+
+namespace {
+
+// Lower is preferred on ties: descending first (robust, low register pressure), then by how
+// much state the schedule needs.
+int simplicity(Schedule s) {
+  switch (s) {
+    case Schedule::kDescending: return 0;
+    case Schedule::kAscending: return 1;
+    case Schedule::kSpt: return 2;
+    case Schedule::kShift: return 3;
+    case Schedule::kSymmetricShift: return 4;
+    default: return 5;
+  }
+}
+
+}  // namespace
+
+PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
+                 Dispatch dispatch) {
+  const ScheduleModel sm = ScheduleModel::make(prob, s);
+  PlanRow row;
+  row.schedule = s;
+  row.resolved = sm.schedule;
+  row.dispatch = dispatch;
+  row.min_coresident = sm.min_coresident();
+  row.num_tasks = sm.num_tasks();
+  row.deterministic = sm.deterministic();
+  row.critical_path = critical_path_length(sm, cost);
+  row.feasible = sm.min_coresident() <= num_sms;
+  const SimResult sim = simulate(sm, cost, num_sms, dispatch);
+  row.lower_bound = sim.lower_bound;
+  if (!row.feasible || !sim.ok) {
+    row.feasible = false;
+    row.makespan = std::numeric_limits<double>::infinity();
+    return row;
+  }
+  row.makespan = sim.makespan;
+  row.efficiency = sim.efficiency();
+  row.stall_share = sim.stall_share();
+  row.idle_share = sim.idle_share();
+  return row;
+}
+
+std::vector<PlanRow> plan_all(const TileProblem& prob, const CostModel& cost, int num_sms,
+                              Dispatch dispatch) {
+  std::vector<PlanRow> rows;
+  for (int k = 0; k < kNumConcreteSchedules; ++k)
+    rows.push_back(plan_one(prob, static_cast<Schedule>(k), cost, num_sms, dispatch));
+  return rows;
+}
+
+Schedule recommend_from(const std::vector<PlanRow>& rows) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const PlanRow& r : rows)
+    if (r.feasible && r.deterministic && r.makespan < best) best = r.makespan;
+  Schedule pick = Schedule::kDescending;
+  int pick_rank = 1 << 30;
+  for (const PlanRow& r : rows) {
+    if (!r.feasible || !r.deterministic || r.makespan > best * (1.0 + kTieTolerance)) continue;
+    if (simplicity(r.schedule) < pick_rank) {
+      pick = r.schedule;
+      pick_rank = simplicity(r.schedule);
+    }
+  }
+  return pick;
+}
+
+Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, Dispatch dispatch) {
+  std::vector<PlanRow> rows;
+  for (Schedule s : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kShift,
+                     Schedule::kSymmetricShift}) {
+    // On a full mask symmetric shift is shift; simulating it twice would change nothing.
+    if (s == Schedule::kSymmetricShift && !prob.causal) continue;
+    rows.push_back(plan_one(prob, s, cost, num_sms, dispatch));
+  }
+  return recommend_from(rows);
+}
+
+double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
+                  Dispatch dispatch) {
+  if (s == Schedule::kAuto) s = recommend(prob, cost, num_sms, dispatch);
+  return plan_one(prob, s, cost, num_sms, dispatch).makespan;
+}
+
+}  // namespace dash::plan

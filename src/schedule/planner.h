@@ -1,0 +1,49 @@
+// dash-attn: the planner. Simulates every schedule on a persistent grid and picks the fastest
+// deterministic one. Used by `dash-attn plan` and by the GPU launcher for Schedule::kAuto.
+#pragma once
+
+#include <vector>
+
+#include "dash_attn/schedule.h"
+#include "schedule/cost_model.h"
+#include "schedule/simulator.h"
+
+namespace dash::plan {
+
+struct PlanRow {
+  Schedule schedule = Schedule::kAscending;  // as requested (symmetric_shift on a full mask
+  Schedule resolved = Schedule::kAscending;  //   resolves to shift, see ScheduleModel::make)
+  Dispatch dispatch = Dispatch::kDynamic;
+  double makespan = 0.0;       // simulated time; +inf when infeasible
+  double lower_bound = 0.0;    // total work / SMs
+  double efficiency = 0.0;     // lower_bound / makespan
+  double stall_share = 0.0;    // stall time / (SMs * makespan)
+  double idle_share = 0.0;     // time with no task / (SMs * makespan)
+  double critical_path = 0.0;  // longest path of one head's DAG (the bound with unlimited SMs)
+  int min_coresident = 1;
+  int num_tasks = 0;
+  bool feasible = true;        // min_coresident <= SMs (and the simulated grid completed)
+  bool deterministic = true;
+};
+
+// Schedules within this relative distance of the fastest count as tied in recommend(): the
+// model is coarse, and a simpler schedule has lower register pressure on the GPU.
+constexpr double kTieTolerance = 0.01;
+
+PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
+                 Dispatch dispatch);
+// Every concrete schedule, atomic included, in enum order.
+std::vector<PlanRow> plan_all(const TileProblem& prob, const CostModel& cost, int num_sms,
+                              Dispatch dispatch);
+// Best feasible deterministic schedule (smallest makespan); ties (kTieTolerance) prefer
+// descending, then the simpler schedule (ascending, spt, shift, symmetric_shift).
+Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms,
+                   Dispatch dispatch = Dispatch::kDynamic);
+// Same choice from rows plan_all already computed (rows of other schedules are ignored).
+Schedule recommend_from(const std::vector<PlanRow>& rows);
+// Predicted backward time (the cost model's unit, microseconds for for_shape); kAuto is
+// resolved with recommend(). +inf when the schedule cannot run on num_sms.
+double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
+                  Dispatch dispatch);
+
+}  // namespace dash::plan

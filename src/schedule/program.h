@@ -1,0 +1,65 @@
+// dash-attn: host-side tables derived from a ScheduleModel, shared by the checker, the DAG and
+// the simulator. Every head of a problem runs the same program (heads differ only in which
+// tensors they touch), so the tables describe one (batch, kv head) and are reused for all.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include "dash_attn/schedule.h"
+
+namespace dash {
+
+// One step of a task in program order: side, query head within the GQA group, step index
+// within (side, g), the KV tile it processes and the Q tile it visits.
+struct StepRef {
+  int side, g, t, j, i;
+};
+
+struct Program {
+  ScheduleModel sm;
+  std::vector<std::vector<StepRef>> slot_steps;  // [slot] -> steps in program order
+  std::vector<int> rank;                         // [i * n + j] -> rank, -1 if none
+
+  explicit Program(const ScheduleModel& model) : sm(model) {
+    const int G = sm.p.q_per_kv();
+    slot_steps.resize(sm.tasks_per_head);
+    for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
+      auto& steps = slot_steps[slot];
+      steps.reserve(sm.task_steps(slot));
+      for (int side = 0; side < sm.num_sides(slot); ++side)
+        for (int g = 0; g < G; ++g)
+          for (int t = 0; t < sm.num_steps(slot, side); ++t)
+            steps.push_back(StepRef{side, g, t, sm.kv_tile(slot, side), sm.visit(slot, side, t)});
+    }
+    // Ranks by sorting the chain keys once per dQ tile: ScheduleModel::rank is O(n) per call,
+    // which is right for a warp on the device but quadratic for a whole problem on the host.
+    rank.assign(static_cast<size_t>(sm.m) * sm.n, -1);
+    if (!sm.deterministic()) return;
+    std::vector<int> order;
+    for (int i = 0; i < sm.m; ++i) {
+      const int len = sm.chain_length(i);
+      order.resize(len);
+      for (int j = 0; j < len; ++j) order[j] = j;
+      switch (sm.schedule) {
+        case Schedule::kAscending:
+        case Schedule::kDescending:
+          break;
+        case Schedule::kSpt:
+          std::reverse(order.begin(), order.end());
+          break;
+        default:
+          std::sort(order.begin(), order.end(),
+                    [&](int a, int b) { return sm.key(a, i) < sm.key(b, i); });
+      }
+      for (int k = 0; k < len; ++k) rank[static_cast<size_t>(i) * sm.n + order[k]] = k;
+    }
+  }
+
+  int rank_of(int i, int j) const { return rank[static_cast<size_t>(i) * sm.n + j]; }
+  // Index of dQ tile (query head g of the group, Q tile i) within one head's counters.
+  int dq_index(int g, int i) const { return g * sm.m + i; }
+  int dq_per_head() const { return sm.p.q_per_kv() * sm.m; }
+};
+
+}  // namespace dash

@@ -1,0 +1,160 @@
+#include "schedule/simulator.h"
+
+#include <algorithm>
+#include <queue>
+#include <sstream>
+
+#include "schedule/program.h"
+
+namespace dash {
+
+double SimResult::idle_share() const {
+  if (makespan <= 0) return 0.0;
+  double idle = 0.0;
+  for (double v : sm_idle) idle += v;
+  return idle / (num_sms * makespan);
+}
+
+namespace {
+
+struct Waiter {
+  int rank, sm;
+};
+
+}  // namespace
+
+SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispatch dispatch,
+                   bool record_events, int record_sms) {
+  SimResult res;
+  res.num_sms = P;
+  if (P <= 0) {
+    res.ok = false;
+    res.error = "simulate: the number of SMs must be positive";
+    return res;
+  }
+  const Program prog(sm);
+  const int per_head = prog.dq_per_head();
+  const int num_tasks = sm.num_tasks();
+  const size_t num_dq = static_cast<size_t>(sm.p.num_heads()) * per_head;
+  std::vector<int> next_rank(num_dq, 0);        // contributions of each dQ tile reduced so far
+  std::vector<double> last_end(num_dq, 0.0);    // when the latest of them finished
+  std::vector<std::vector<Waiter>> waiting(num_dq);
+
+  struct Cta {
+    int task = -1, step = 0, taken = 0;
+    double time = 0.0;         // when the CTA can do its next thing
+    double compute_end = 0.0;  // of the step it is blocked on
+    double end = 0.0;          // when it ran out of tasks
+  };
+  std::vector<Cta> ctas(P);
+  res.sm_busy.assign(P, 0.0);
+  res.sm_stall.assign(P, 0.0);
+  res.stall_by_kv_tile.assign(sm.n, 0.0);
+  int next_task = 0, finished_tasks = 0;
+  long long steps_per_head = 0;
+  for (int slot = 0; slot < sm.tasks_per_head; ++slot)
+    steps_per_head += static_cast<long long>(prog.slot_steps[slot].size());
+  const double total_steps = static_cast<double>(steps_per_head) * sm.p.num_heads();
+  if (record_events) {
+    const double share = record_sms > 0 && record_sms < P ? static_cast<double>(record_sms) / P : 1.0;
+    res.events.reserve(static_cast<size_t>(total_steps * share * 1.1));
+  }
+
+  using Item = std::pair<double, int>;  // (time, sm): smallest time first, ties by SM index
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+  for (int s = 0; s < P; ++s) ready.push({0.0, s});
+
+  // Finishes the reduce of CTA s's current step starting no earlier than `pred_end`, then
+  // wakes the chain successor if it is already waiting (which may cascade).
+  auto reduce = [&](int s0, double pred_end) {
+    int s = s0;
+    double pe = pred_end;
+    while (s >= 0) {
+      Cta& cta = ctas[s];
+      const StepRef& st = prog.slot_steps[sm.task_slot(cta.task)][cta.step];
+      const int head = sm.task_head(cta.task);
+      const double rs = std::max(cta.compute_end, pe);
+      const double re = rs + cost.r;
+      res.sm_busy[s] += cost.c + cost.r;
+      res.sm_stall[s] += rs - cta.compute_end;
+      res.stall_by_kv_tile[st.j] += rs - cta.compute_end;
+      if (record_events && (record_sms <= 0 || s < record_sms))
+        res.events.push_back(StepEvent{s, cta.task, head, st.j, st.i, st.g, cta.compute_end - cost.c,
+                                       cta.compute_end, rs, re});
+      cta.time = re;
+      ++cta.step;
+      ready.push({re, s});
+      s = -1;
+      if (prog.rank_of(st.i, st.j) < 0) break;  // atomic: no chain
+      const size_t dq = static_cast<size_t>(head) * per_head + prog.dq_index(st.g, st.i);
+      ++next_rank[dq];
+      last_end[dq] = re;
+      auto& w = waiting[dq];
+      for (size_t k = 0; k < w.size(); ++k)
+        if (w[k].rank == next_rank[dq]) {
+          s = w[k].sm;
+          pe = re;
+          w.erase(w.begin() + static_cast<long>(k));
+          break;
+        }
+    }
+  };
+
+  while (!ready.empty()) {
+    const auto [time, s] = ready.top();
+    ready.pop();
+    Cta& cta = ctas[s];
+    cta.time = time;
+    // A finished task frees the CTA at once; it takes the next one at the same time.
+    while (cta.task >= 0 && cta.step == static_cast<int>(prog.slot_steps[sm.task_slot(cta.task)].size())) {
+      cta.task = -1;
+      ++finished_tasks;
+    }
+    if (cta.task < 0) {
+      int t = -1;
+      if (dispatch == Dispatch::kDynamic) {
+        if (next_task < num_tasks) t = next_task++;
+      } else {
+        const long long k = s + static_cast<long long>(cta.taken) * P;
+        if (k < num_tasks) { t = static_cast<int>(k); ++cta.taken; }
+      }
+      if (t < 0) { cta.end = time; continue; }
+      cta.task = t;
+      cta.step = 0;
+      if (prog.slot_steps[sm.task_slot(t)].empty()) { ready.push({time, s}); continue; }
+    }
+    const StepRef& st = prog.slot_steps[sm.task_slot(cta.task)][cta.step];
+    cta.compute_end = time + cost.c;
+    const int rank = prog.rank_of(st.i, st.j);
+    if (rank < 0) { reduce(s, 0.0); continue; }
+    const size_t dq = static_cast<size_t>(sm.task_head(cta.task)) * per_head + prog.dq_index(st.g, st.i);
+    if (next_rank[dq] == rank) reduce(s, last_end[dq]);
+    else waiting[dq].push_back(Waiter{rank, s});
+  }
+
+  if (finished_tasks < num_tasks) {
+    res.ok = false;
+    std::ostringstream os;
+    os << schedule_name(sm.schedule) << ": deadlock on " << P << " SMs (" << dispatch_name(dispatch)
+       << "): " << finished_tasks << "/" << num_tasks << " tasks finished;";
+    int shown = 0;
+    for (int s = 0; s < P && shown < 4; ++s) {
+      if (ctas[s].task < 0) continue;
+      const StepRef& st = prog.slot_steps[sm.task_slot(ctas[s].task)][ctas[s].step];
+      os << " SM " << s << " task " << ctas[s].task << " (KV " << st.j << " -> dQ " << st.i
+         << ", g " << st.g << ") waits for rank " << prog.rank_of(st.i, st.j) << ";";
+      ++shown;
+    }
+    res.error = os.str();
+  }
+  for (const Cta& c : ctas) res.makespan = std::max(res.makespan, std::max(c.end, c.time));
+  for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
+  // From the problem, not the SMs, so that a deadlocked run still reports the true bound.
+  res.total_work = total_steps * (cost.c + cost.r);
+  res.lower_bound = res.total_work / P;
+  res.sm_idle.resize(P);
+  for (int s = 0; s < P; ++s) res.sm_idle[s] = res.makespan - res.sm_busy[s] - res.sm_stall[s];
+  return res;
+}
+
+}  // namespace dash

@@ -1,0 +1,330 @@
+#include "plan_cmd.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dash_attn/schedule.h"
+#include "schedule/cost_model.h"
+#include "schedule/gantt.h"
+#include "schedule/planner.h"
+#include "schedule/simulator.h"
+
+namespace {
+
+using dash::CostModel;
+using dash::Dispatch;
+using dash::Schedule;
+using dash::TileProblem;
+namespace plan = dash::plan;
+
+struct Options {
+  int batch = 2, heads = 32, kv_heads = 8, seqlen = 8192, seqlen_k = -1, hdim = 128, sms = 132;
+  int block_m = 64, block_n = 64, q_tiles = 16, kv_tiles = 16;
+  int causal = -1;  // -1: the cost model's default (causal for default, full for unit)
+  bool unit = false, json = false, schedule_given = false;
+  bool batch_given = false, heads_given = false, kv_heads_given = false, sms_given = false;
+  bool tiles_given = false;
+  double c = -1, r = -1;
+  Dispatch dispatch = Dispatch::kDynamic;
+  Schedule schedule = Schedule::kAuto;
+  std::string gantt;
+};
+
+struct UsageError {
+  std::string msg;
+};
+
+int parse_int(const std::string& flag, const char* v, int lo) {
+  char* end = nullptr;
+  errno = 0;
+  const long x = std::strtol(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || x < lo || x > (1L << 30))
+    throw UsageError{flag + " expects an integer >= " + std::to_string(lo) + ", got '" + v + "'"};
+  return static_cast<int>(x);
+}
+
+double parse_double(const std::string& flag, const char* v) {
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v, &end);
+  if (errno != 0 || end == v || *end != '\0' || !(x >= 0) || !std::isfinite(x))
+    throw UsageError{flag + " expects a non-negative number, got '" + v + "'"};
+  return x;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int k = 0; k < argc; ++k) {
+    std::string flag = argv[k];
+    const char* inline_value = nullptr;
+    std::string inline_store;
+    if (const auto eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+      inline_store = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      inline_value = inline_store.c_str();
+    }
+    auto value = [&]() -> const char* {
+      if (inline_value != nullptr) return inline_value;
+      if (k + 1 >= argc) throw UsageError{flag + " needs a value"};
+      return argv[++k];
+    };
+    auto boolean = [&]() {
+      if (inline_value != nullptr) throw UsageError{flag + " takes no value"};
+    };
+    if (flag == "--batch") { o.batch = parse_int(flag, value(), 1); o.batch_given = true; }
+    else if (flag == "--heads") { o.heads = parse_int(flag, value(), 1); o.heads_given = true; }
+    else if (flag == "--kv-heads") { o.kv_heads = parse_int(flag, value(), 1); o.kv_heads_given = true; }
+    else if (flag == "--seqlen") o.seqlen = parse_int(flag, value(), 1);
+    else if (flag == "--seqlen-k") o.seqlen_k = parse_int(flag, value(), 1);
+    else if (flag == "--hdim") o.hdim = parse_int(flag, value(), 1);
+    else if (flag == "--sms") { o.sms = parse_int(flag, value(), 1); o.sms_given = true; }
+    else if (flag == "--block-m") o.block_m = parse_int(flag, value(), 1);
+    else if (flag == "--block-n") o.block_n = parse_int(flag, value(), 1);
+    else if (flag == "--q-tiles") { o.q_tiles = parse_int(flag, value(), 1); o.tiles_given = true; }
+    else if (flag == "--kv-tiles") { o.kv_tiles = parse_int(flag, value(), 1); o.tiles_given = true; }
+    else if (flag == "--c") o.c = parse_double(flag, value());
+    else if (flag == "--r") o.r = parse_double(flag, value());
+    else if (flag == "--causal") { boolean(); o.causal = 1; }
+    else if (flag == "--full" || flag == "--no-causal") { boolean(); o.causal = 0; }
+    else if (flag == "--json") { boolean(); o.json = true; }
+    else if (flag == "--gantt") o.gantt = value();
+    else if (flag == "--dispatch") {
+      const char* v = value();
+      if (!dash::parse_dispatch(v, &o.dispatch))
+        throw UsageError{std::string("--dispatch expects static or dynamic, got '") + v + "'"};
+    } else if (flag == "--schedule") {
+      const char* v = value();
+      if (!dash::parse_schedule(v, &o.schedule))
+        throw UsageError{std::string("--schedule expects ascending, spt, descending, shift, "
+                                     "symmetric_shift, atomic or auto, got '") + v + "'"};
+      o.schedule_given = o.schedule != Schedule::kAuto;
+    } else if (flag == "--cost-model") {
+      const std::string v = value();
+      if (v == "unit") o.unit = true;
+      else if (v == "default") o.unit = false;
+      else throw UsageError{"--cost-model expects default or unit, got '" + v + "'"};
+    } else {
+      throw UsageError{"unknown flag '" + std::string(argv[k]) + "'"};
+    }
+  }
+  if (o.tiles_given && !o.unit) throw UsageError{"--q-tiles/--kv-tiles need --cost-model unit"};
+  if (o.heads % o.kv_heads != 0)
+    throw UsageError{"--heads (" + std::to_string(o.heads) + ") must be a multiple of --kv-heads (" +
+                     std::to_string(o.kv_heads) + ")"};
+  return o;
+}
+
+void print_json(const std::vector<plan::PlanRow>& rows, Schedule rec) {
+  auto number = [](double v) {
+    if (!std::isfinite(v)) return std::string("null");
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return std::string(buf);
+  };
+  std::printf("[\n");
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const plan::PlanRow& r = rows[k];
+    std::printf(
+        "  {\"schedule\": \"%s\", \"resolved\": \"%s\", \"dispatch\": \"%s\", \"makespan\": %s, "
+        "\"lower_bound\": %s, \"efficiency\": %s, \"stall_share\": %s, \"idle_share\": %s, "
+        "\"critical_path\": %s, \"min_coresident\": %d, \"num_tasks\": %d, \"feasible\": %s, "
+        "\"deterministic\": %s, \"recommended\": %s}%s\n",
+        dash::schedule_name(r.schedule), dash::schedule_name(r.resolved), dash::dispatch_name(r.dispatch),
+        number(r.makespan).c_str(), number(r.lower_bound).c_str(), number(r.efficiency).c_str(),
+        number(r.stall_share).c_str(), number(r.idle_share).c_str(), number(r.critical_path).c_str(),
+        r.min_coresident, r.num_tasks, r.feasible ? "true" : "false", r.deterministic ? "true" : "false",
+        r.schedule == rec && r.deterministic ? "true" : "false", k + 1 < rows.size() ? "," : "");
+  }
+  std::printf("]\n");
+}
+
+std::string shape_line(const Options& o, const TileProblem& p) {
+  char buf[400];
+  if (o.unit)
+    std::snprintf(buf, sizeof buf, "unit model: %d Q tiles x %d KV tiles, %d head(s), %s mask, %d SMs",
+                  p.m_tiles(), p.n_tiles(), p.batch * p.heads_q, p.causal ? "causal" : "full", o.sms);
+  else
+    std::snprintf(buf, sizeof buf,
+                  "batch %d, heads %d (kv %d), seqlen %d x %d, hdim %d, %s, tiles %dx%d "
+                  "(%d Q x %d KV per head), %d SMs",
+                  p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k, o.hdim,
+                  p.causal ? "causal" : "full", p.block_m, p.block_n, p.m_tiles(), p.n_tiles(), o.sms);
+  return buf;
+}
+
+void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
+                 const std::vector<plan::PlanRow>& rows, Schedule rec) {
+  const char* unit = o.unit ? "" : " us";
+  std::printf("dash-attn plan: %s, %s dispatch\n", shape_line(o, p).c_str(), dash::dispatch_name(o.dispatch));
+  std::printf("cost model %s: c = %.4g%s per tile pair (compute), r = %.4g%s per ordered dQ reduce\n\n",
+              cost.name.c_str(), cost.c, unit, cost.r, unit);
+  double asc = 0.0;
+  for (const auto& r : rows)
+    if (r.schedule == Schedule::kAscending) asc = r.makespan;
+  std::printf("%-16s %13s %10s %11s %7s %7s %13s %8s %6s\n", "schedule", o.unit ? "time" : "time (us)",
+              "vs ascend", "efficiency", "stalls", "idle", "crit. path", "min CTAs", "tasks");
+  for (const auto& r : rows) {
+    std::string name = dash::schedule_name(r.schedule);
+    if (!r.deterministic) name += "*";
+    if (r.resolved != r.schedule) name += "=";
+    if (!r.feasible) {
+      std::printf("%-16s %13s %10s %11s %7s %7s %13.6g %8d %6d  needs %d co-resident CTAs\n", name.c_str(),
+                  "infeasible", "-", "-", "-", "-", r.critical_path, r.min_coresident, r.num_tasks,
+                  r.min_coresident);
+      continue;
+    }
+    std::printf("%-16s %13.6g %9.3fx %10.1f%% %6.1f%% %6.1f%% %13.6g %8d %6d%s\n", name.c_str(), r.makespan,
+                asc / r.makespan, 100.0 * r.efficiency, 100.0 * r.stall_share, 100.0 * r.idle_share,
+                r.critical_path, r.min_coresident, r.num_tasks, r.schedule == rec ? "  <- recommended" : "");
+  }
+  std::printf("\nefficiency = lower bound (work / SMs) / time; stalls = SM time spent waiting for the dQ\n"
+              "semaphore; idle = SM time with no task left. * non-deterministic (the speed ceiling).\n");
+  for (const auto& r : rows)
+    if (r.resolved != r.schedule) {
+      std::printf("= %s resolves to %s on a full mask.\n", dash::schedule_name(r.schedule),
+                  dash::schedule_name(r.resolved));
+      break;
+    }
+  if (o.dispatch == Dispatch::kStatic && p.causal)
+    std::printf("static dispatch: CTA p runs tasks p, p+P, ...; with a causal mask the short KV tiles leave\n"
+                "their SMs idle while the long ones finish (see the idle column).\n");
+
+  const plan::PlanRow* best = nullptr;
+  const plan::PlanRow* fastest_other = nullptr;
+  for (const auto& r : rows) {
+    if (r.schedule == rec) best = &r;
+  }
+  for (const auto& r : rows)
+    if (r.deterministic && r.feasible && r.schedule != rec &&
+        (fastest_other == nullptr || r.makespan < fastest_other->makespan))
+      fastest_other = &r;
+  if (best == nullptr) return;
+  std::printf("\nrecommended: %s", dash::schedule_name(rec));
+  if (fastest_other != nullptr && fastest_other->makespan < best->makespan)
+    std::printf(" (within %.0f%% of %s, and simpler: ties go to the schedule with less state)",
+                100.0 * plan::kTieTolerance, dash::schedule_name(fastest_other->schedule));
+  else
+    std::printf(" (fastest deterministic schedule: %.3fx ascending, %.1f%% of the lower bound%s)",
+                asc / best->makespan, 100.0 * best->efficiency,
+                fastest_other != nullptr && fastest_other->makespan <= best->makespan * (1 + plan::kTieTolerance)
+                    ? "; ties go to the simpler schedule"
+                    : "");
+  std::printf("\n");
+}
+
+}  // namespace
+
+void plan_usage() {
+  std::printf(
+      "usage: dash-attn plan [flags]\n"
+      "Simulates every backward schedule on a persistent grid and recommends the fastest\n"
+      "deterministic one (the DAG model of docs/schedules.md).\n\n"
+      "problem (defaults: a LLaMA-like 16k-token batch on an H100/H200):\n"
+      "  --batch N           batch size (2)\n"
+      "  --heads N           query heads (32)\n"
+      "  --kv-heads N        key/value heads, GQA when < heads (8)\n"
+      "  --seqlen N          query length (8192)\n"
+      "  --seqlen-k N        key length (= seqlen)\n"
+      "  --hdim N            head dimension (128)\n"
+      "  --causal | --full   mask (causal; the unit model defaults to full)\n"
+      "  --block-m N         query rows per Q tile (64)\n"
+      "  --block-n N         keys per KV tile (64)\n"
+      "grid:\n"
+      "  --sms N             persistent CTAs, one per SM (132; unit model: KV tiles)\n"
+      "  --dispatch D        dynamic (atomic task counter) or static (CTA p takes p, p+P, ...) (dynamic)\n"
+      "  --schedule S        only this schedule: ascending spt descending shift symmetric_shift atomic\n"
+      "cost model:\n"
+      "  --cost-model M      default (c, r from hdim and tiles, in us) or unit\n"
+      "  --c C, --r R        override the compute / reduce cost of one tile pair (unit: 1, 0.25)\n"
+      "  --q-tiles N         unit model: Q tiles of the single head (16)\n"
+      "  --kv-tiles N        unit model: KV tiles of the single head (16)\n"
+      "output:\n"
+      "  --json              JSON array, one object per schedule\n"
+      "  --gantt FILE.svg    Gantt chart of the simulated grid, one panel per schedule\n");
+}
+
+int plan_main(int argc, char** argv) {
+  for (int k = 0; k < argc; ++k)
+    if (std::strcmp(argv[k], "--help") == 0 || std::strcmp(argv[k], "-h") == 0) {
+      plan_usage();
+      return 0;
+    }
+  Options o;
+  try {
+    o = parse(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "dash-attn plan: %s (see dash-attn plan --help)\n", e.msg.c_str());
+    return 2;
+  }
+
+  TileProblem p;
+  CostModel cost;
+  if (o.unit) {
+    // Block 1 so that the tile counts are the sequence lengths.
+    p.batch = o.batch_given ? o.batch : 1;
+    p.heads_q = o.heads_given ? o.heads : 1;
+    p.heads_kv = o.kv_heads_given ? o.kv_heads : (o.heads_given ? o.heads : 1);
+    if (p.heads_q % p.heads_kv != 0) {
+      std::fprintf(stderr, "dash-attn plan: --heads must be a multiple of --kv-heads\n");
+      return 2;
+    }
+    p.seqlen_q = o.q_tiles;
+    p.seqlen_k = o.kv_tiles;
+    p.block_m = p.block_n = 1;
+    p.causal = o.causal == 1;
+    if (!o.sms_given) o.sms = o.kv_tiles;
+    cost = CostModel::unit(o.c >= 0 ? o.c : 1.0, o.r >= 0 ? o.r : 0.25);
+  } else {
+    p.batch = o.batch;
+    p.heads_q = o.heads;
+    p.heads_kv = o.kv_heads;
+    p.seqlen_q = o.seqlen;
+    p.seqlen_k = o.seqlen_k > 0 ? o.seqlen_k : o.seqlen;
+    p.block_m = o.block_m;
+    p.block_n = o.block_n;
+    p.causal = o.causal != 0;
+    cost = CostModel::for_shape(o.hdim, o.block_m, o.block_n);
+    if (o.c >= 0) cost.c = o.c;
+    if (o.r >= 0) cost.r = o.r;
+    if (o.c >= 0 || o.r >= 0) cost.name = "default (overridden)";
+  }
+
+  std::vector<plan::PlanRow> rows;
+  if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
+  else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
+  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows);
+
+  if (o.json) print_json(rows, rec);
+  else print_table(o, p, cost, rows, rec);
+
+  if (!o.gantt.empty()) {
+    dash::GanttOptions gopt;
+    gopt.title = "dash-attn plan: " + shape_line(o, p) + ", " + dash::dispatch_name(o.dispatch) + " dispatch";
+    gopt.time_unit = o.unit ? "cost units" : "us";
+    std::vector<dash::SimResult> sims;
+    sims.reserve(rows.size());
+    std::vector<dash::GanttPanel> panels;
+    for (const auto& r : rows) {
+      if (!r.feasible || r.resolved != r.schedule) continue;
+      sims.push_back(dash::simulate(dash::ScheduleModel::make(p, r.schedule), cost, o.sms, o.dispatch, true,
+                                    gopt.max_rows));
+      char title[300];
+      std::snprintf(title, sizeof title,
+                    "%s%s: makespan %.5g, lower bound %.5g, efficiency %.1f%%, stalls %.1f%%, idle %.1f%%",
+                    dash::schedule_name(r.schedule), r.deterministic ? "" : " (non-deterministic)", r.makespan,
+                    r.lower_bound, 100.0 * r.efficiency, 100.0 * r.stall_share, 100.0 * r.idle_share);
+      panels.push_back(dash::GanttPanel{title, &sims.back()});
+    }
+    if (!dash::write_gantt_svg(o.gantt, panels, gopt)) {
+      std::fprintf(stderr, "dash-attn plan: cannot write %s: %s\n", o.gantt.c_str(), std::strerror(errno));
+      return 1;
+    }
+    if (!o.json) std::printf("wrote %s (%zu panels)\n", o.gantt.c_str(), panels.size());
+  }
+  return 0;
+}
