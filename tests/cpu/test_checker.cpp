@@ -1,0 +1,128 @@
+// The validity checker over every schedule and a grid of shapes: coverage, rank permutations
+// and deadlock freedom for every grid size from the schedule's minimum up to its task count.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "schedule/checker.h"
+
+namespace dash {
+namespace {
+
+struct Shape {
+  int batch, heads_q, heads_kv, seqlen_q, seqlen_k, block_m, block_n;
+};
+
+std::string label(const Shape& s, bool causal) {
+  return "b" + std::to_string(s.batch) + " hq" + std::to_string(s.heads_q) + " hkv" + std::to_string(s.heads_kv) +
+         " sq" + std::to_string(s.seqlen_q) + " sk" + std::to_string(s.seqlen_k) + " " + std::to_string(s.block_m) +
+         "x" + std::to_string(s.block_n) + (causal ? " causal" : " full");
+}
+
+TileProblem problem(const Shape& s, bool causal) {
+  TileProblem p;
+  p.batch = s.batch;
+  p.heads_q = s.heads_q;
+  p.heads_kv = s.heads_kv;
+  p.seqlen_q = s.seqlen_q;
+  p.seqlen_k = s.seqlen_k;
+  p.block_m = s.block_m;
+  p.block_n = s.block_n;
+  p.causal = causal;
+  return p;
+}
+
+constexpr Schedule kAll[] = {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending,
+                             Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAtomic};
+
+const std::vector<Shape>& grid() {
+  static const std::vector<Shape> shapes = {
+      // one tile; odd and even tile counts; seqlen not a multiple of the tile
+      {1, 1, 1, 64, 64, 64, 64},
+      {1, 1, 1, 50, 50, 64, 64},
+      {1, 1, 1, 128, 128, 64, 64},
+      {1, 1, 1, 448, 448, 64, 64},   // 7 x 7
+      {2, 2, 2, 320, 320, 64, 64},   // 5 x 5, several heads and batches
+      {1, 1, 1, 1000, 1000, 64, 64}, // 16 x 16, last tile partial
+      // seqlen_q != seqlen_k both ways
+      {1, 1, 1, 192, 448, 64, 64},
+      {1, 1, 1, 448, 192, 64, 64},
+      {1, 1, 1, 100, 300, 64, 64},
+      {1, 1, 1, 300, 100, 64, 64},
+      {1, 1, 1, 64, 576, 64, 64},
+      // GQA groups of 2 and 4
+      {1, 2, 1, 320, 320, 64, 64},
+      {2, 4, 1, 448, 320, 64, 64},
+      {1, 8, 2, 320, 448, 64, 64},
+      // kBlockM != kBlockN
+      {1, 1, 1, 448, 448, 64, 128},
+      {1, 1, 1, 448, 448, 128, 64},
+      {1, 2, 1, 500, 700, 64, 128},
+      {1, 2, 1, 700, 500, 128, 64},
+  };
+  return shapes;
+}
+
+TEST(Checker, EveryScheduleOverTheShapeGrid) {
+  int checked = 0;
+  for (const Shape& s : grid())
+    for (bool causal : {false, true})
+      for (Schedule sched : kAll) {
+        const ScheduleModel sm = ScheduleModel::make(problem(s, causal), sched);
+        const CheckResult r = check_schedule(sm);
+        EXPECT_TRUE(r.ok) << schedule_name(sched) << " " << label(s, causal) << ": " << r.error;
+        ++checked;
+      }
+  EXPECT_EQ(checked, static_cast<int>(grid().size()) * 2 * 6);
+}
+
+TEST(Checker, MoreTilesThanTheLargestGroup) {
+  // 200 KV tiles: shift splits a head into two groups of 100, so a grid of 100 CTAs must finish
+  // a head although it holds only half of it; symmetric shift has 100 pair tasks in one group.
+  TileProblem p;
+  p.seqlen_q = p.seqlen_k = 200 * 16;
+  p.block_m = p.block_n = 16;
+  for (bool causal : {false, true})
+    for (Schedule sched : kAll) {
+      const ScheduleModel sm = ScheduleModel::make(p, sched);
+      CheckResult r = check_coverage(sm);
+      if (r.ok) r = check_ranks(sm);
+      ASSERT_TRUE(r.ok) << r.error;
+      for (int P : {sm.min_coresident(), sm.min_coresident() + 1, 131, 132, sm.num_tasks()})
+        for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
+          if (P < sm.min_coresident() || P > sm.num_tasks()) continue;
+          r = check_grid(sm, d, P);
+          EXPECT_TRUE(r.ok) << r.error;
+        }
+    }
+}
+
+TEST(Checker, ShiftNeedsItsWholeGroupResident) {
+  // The minimum the model reports is tight: one CTA fewer deadlocks, and the report says who
+  // waits on what.
+  TileProblem p;
+  p.seqlen_q = p.seqlen_k = 6 * 64;
+  const ScheduleModel sm = ScheduleModel::make(p, Schedule::kShift);
+  ASSERT_EQ(sm.min_coresident(), 6);
+  const CheckResult r = check_grid(sm, Dispatch::kDynamic, 5);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("deadlock"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("not started"), std::string::npos) << r.error;
+}
+
+TEST(Checker, DetectsABrokenModel) {
+  // A model that drops a task leaves its KV tile unvisited; the checker must say so.
+  TileProblem p;
+  p.seqlen_q = p.seqlen_k = 8 * 64;
+  p.causal = true;
+  ScheduleModel sm = ScheduleModel::make(p, Schedule::kDescending);
+  ASSERT_TRUE(check_coverage(sm).ok);
+  sm.tasks_per_head -= 1;
+  const CheckResult r = check_coverage(sm);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("KV tile 7"), std::string::npos) << r.error;
+}
+
+}  // namespace
+}  // namespace dash

@@ -1,0 +1,104 @@
+// The `dash-attn plan` command line, run as a user would (DASH_CLI_PATH is the built binary).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+};
+
+CliRun run(const std::string& args) {
+  const std::string cmd = std::string("'") + DASH_CLI_PATH + "' " + args + " 2>&1";
+  CliRun r;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) r.out.append(buf, n);
+  const int st = pclose(f);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// The "makespan" of the JSON object whose "schedule" is `name`.
+double makespan_of(const std::string& json, const std::string& name) {
+  const std::regex re("\\{\"schedule\": \"" + name + "\"[^}]*\"makespan\": ([-0-9.eE+]+)");
+  std::smatch m;
+  if (!std::regex_search(json, m, re)) return -1.0;
+  return std::stod(m[1].str());
+}
+
+TEST(PlanCli, UnitModelJson) {
+  const CliRun r = run("plan --cost-model unit --c 1 --r 0.25 --q-tiles 16 --kv-tiles 16 --sms 16 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.front(), '[') << r.out;
+  EXPECT_DOUBLE_EQ(makespan_of(r.out, "ascending"), 23.75) << r.out;
+  EXPECT_DOUBLE_EQ(makespan_of(r.out, "shift"), 20.0) << r.out;
+  for (const char* key : {"\"lower_bound\": 20", "\"efficiency\"", "\"stall_share\"", "\"critical_path\"",
+                          "\"min_coresident\"", "\"feasible\"", "\"dispatch\": \"dynamic\""})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << "\n" << r.out;
+}
+
+TEST(PlanCli, UnitModelCausal) {
+  const CliRun r = run("plan --cost-model unit --q-tiles 16 --kv-tiles 16 --causal --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_DOUBLE_EQ(makespan_of(r.out, "ascending"), 23.75);   // n(c+r) + (n-1)r
+  EXPECT_DOUBLE_EQ(makespan_of(r.out, "descending"), 20.0);   // KV tile 0 finishes last at n(c+r)
+}
+
+TEST(PlanCli, HumanTableShowsEveryScheduleAndARecommendation) {
+  const CliRun r = run("plan --batch 1 --heads 8 --kv-heads 8 --seqlen 2048 --causal --dispatch static");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* s : {"ascending", "spt", "descending", "shift", "symmetric_shift", "atomic*", "recommended:",
+                        "efficiency", "stalls", "idle", "static dispatch"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
+TEST(PlanCli, OneScheduleAndGantt) {
+  const std::string svg = ::testing::TempDir() + "dash_plan_test.svg";
+  const CliRun r = run("plan --cost-model unit --q-tiles 8 --kv-tiles 8 --schedule shift --gantt '" + svg + "'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream f(svg);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  EXPECT_EQ(text.rfind("<svg", 0), 0u);
+  EXPECT_NE(text.find("shift: makespan 10"), std::string::npos);
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+}
+
+TEST(PlanCli, BadFlagsExitTwoAndNameTheFlag) {
+  CliRun r = run("plan --bogus 3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--bogus"), std::string::npos) << r.out;
+  r = run("plan --seqlen abc");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--seqlen"), std::string::npos) << r.out;
+  r = run("plan --schedule fastest");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--schedule"), std::string::npos) << r.out;
+  r = run("plan --heads 6 --kv-heads 4");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--kv-heads"), std::string::npos) << r.out;
+  r = run("plan --sms");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--sms needs a value"), std::string::npos) << r.out;
+}
+
+TEST(PlanCli, HelpAndSubcommands) {
+  EXPECT_EQ(run("--help").status, 0);
+  EXPECT_EQ(run("plan --help").status, 0);
+  EXPECT_EQ(run("frobnicate").status, 2);
+}
+
+}  // namespace

@@ -1,0 +1,92 @@
+// The schedule model itself: construction rules and the facts the kernels rely on.
+#include <gtest/gtest.h>
+
+#include "dash_attn/schedule.h"
+
+namespace dash {
+namespace {
+
+TileProblem square(int tiles, bool causal, int heads = 1) {
+  TileProblem p;
+  p.heads_q = p.heads_kv = heads;
+  p.seqlen_q = p.seqlen_k = tiles * 64;
+  p.causal = causal;
+  return p;
+}
+
+TEST(ScheduleModel, SymmetricShiftOnFullMaskIsShift) {
+  EXPECT_EQ(ScheduleModel::make(square(8, false), Schedule::kSymmetricShift).schedule, Schedule::kShift);
+  EXPECT_EQ(ScheduleModel::make(square(8, true), Schedule::kSymmetricShift).schedule, Schedule::kSymmetricShift);
+}
+
+TEST(ScheduleModel, GroupWidthIsAFunctionOfTheShapeOnly) {
+  // Shift needs its whole group resident; groups never exceed kMaxGroupWidth and split evenly.
+  EXPECT_EQ(ScheduleModel::make(square(7, false), Schedule::kShift).group_width, 7);
+  EXPECT_EQ(ScheduleModel::make(square(128, false), Schedule::kShift).group_width, 128);
+  EXPECT_EQ(ScheduleModel::make(square(200, false), Schedule::kShift).group_width, 100);
+  EXPECT_EQ(ScheduleModel::make(square(7, true), Schedule::kSymmetricShift).group_width, 4);
+  EXPECT_EQ(ScheduleModel::make(square(7, true), Schedule::kSymmetricShift).tasks_per_head, 4);
+  for (Schedule s : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kAtomic})
+    EXPECT_EQ(ScheduleModel::make(square(200, true), s).min_coresident(), 1);
+}
+
+TEST(ScheduleModel, TileCountsAndBottomRightCausalMask) {
+  TileProblem p;
+  p.seqlen_q = 100;  // 2 Q tiles of 64
+  p.seqlen_k = 300;  // 5 KV tiles; query row r sees keys <= r + 200
+  p.causal = true;
+  EXPECT_EQ(p.m_tiles(), 2);
+  EXPECT_EQ(p.n_tiles(), 5);
+  EXPECT_EQ(p.kv_tile_end(0), 5);  // row 63 sees keys up to 263 -> tile 4
+  EXPECT_EQ(p.kv_tile_end(1), 5);
+  EXPECT_EQ(p.q_tile_begin(0), 0);
+  EXPECT_EQ(p.q_tile_begin(4), 0);  // key 256 is seen from row 56 on
+  p.seqlen_q = 300;
+  p.seqlen_k = 100;  // rows 0..199 see nothing
+  EXPECT_EQ(p.kv_tile_end(0), 0);
+  EXPECT_EQ(p.kv_tile_end(3), 1);  // rows 192..255 see keys 0..55
+  EXPECT_EQ(p.kv_tile_end(4), 2);  // rows 256..299 see keys 0..99
+  EXPECT_EQ(p.q_tile_begin(0), 3);
+}
+
+TEST(ScheduleModel, DescendingAccumulatesLikeAscending) {
+  // Same accumulation order means the same bits: descending is a drop-in for ascending.
+  const TileProblem p = square(9, true);
+  const ScheduleModel a = ScheduleModel::make(p, Schedule::kAscending);
+  const ScheduleModel d = ScheduleModel::make(p, Schedule::kDescending);
+  for (int i = 0; i < a.m; ++i)
+    for (int j = 0; j < a.chain_length(i); ++j) EXPECT_EQ(a.rank(i, j), d.rank(i, j));
+}
+
+TEST(ScheduleModel, ShiftVisitsDistinctQTilesAtEveryStep) {
+  // Full mask, one group: at step t the concurrent KV tiles touch distinct dQ tiles.
+  const ScheduleModel sm = ScheduleModel::make(square(11, false), Schedule::kShift);
+  for (int t = 0; t < sm.m; ++t) {
+    std::vector<int> seen(sm.m, 0);
+    for (int slot = 0; slot < sm.tasks_per_head; ++slot) ++seen[sm.visit(slot, 0, t)];
+    for (int i = 0; i < sm.m; ++i) EXPECT_EQ(seen[i], 1) << "step " << t;
+  }
+}
+
+TEST(ScheduleModel, AtomicHasNoRanks) {
+  const ScheduleModel sm = ScheduleModel::make(square(4, true), Schedule::kAtomic);
+  EXPECT_FALSE(sm.deterministic());
+  EXPECT_EQ(sm.rank(3, 1), -1);
+}
+
+TEST(ScheduleModel, Names) {
+  for (int k = 0; k <= static_cast<int>(Schedule::kAuto); ++k) {
+    Schedule s{};
+    ASSERT_TRUE(parse_schedule(schedule_name(static_cast<Schedule>(k)), &s));
+    EXPECT_EQ(static_cast<int>(s), k);
+  }
+  Schedule s{};
+  EXPECT_FALSE(parse_schedule("fastest", &s));
+  Dispatch d{};
+  EXPECT_TRUE(parse_dispatch("static", &d));
+  EXPECT_EQ(d, Dispatch::kStatic);
+  EXPECT_FALSE(parse_dispatch("round-robin", &d));
+}
+
+}  // namespace
+}  // namespace dash

@@ -1,0 +1,246 @@
+// The DAG, its critical path and the grid simulator: the spec's closed forms in the unit
+// model, consistency of the event log, and the schedule comparisons the paper reports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "schedule/dag.h"
+#include "schedule/planner.h"
+#include "schedule/simulator.h"
+
+namespace dash {
+namespace {
+
+// One head, n Q tiles and n KV tiles of one row/key each (block 1: seqlen = n * block).
+TileProblem unit_problem(int n, bool causal, int heads = 1) {
+  TileProblem p;
+  p.heads_q = p.heads_kv = heads;
+  p.seqlen_q = p.seqlen_k = n;
+  p.block_m = p.block_n = 1;
+  p.causal = causal;
+  return p;
+}
+
+struct UnitCase {
+  double c, r;
+};
+constexpr UnitCase kCosts[] = {{1.0, 0.25}, {1.0, 1.0}, {2.0, 0.5}, {1.0, 0.0}, {0.5, 3.0}};
+constexpr int kSizes[] = {1, 2, 3, 7, 16};
+
+double sim_unit(int n, bool causal, Schedule s, double c, double r) {
+  const ScheduleModel sm = ScheduleModel::make(unit_problem(n, causal), s);
+  const SimResult res = simulate(sm, CostModel::unit(c, r), n, Dispatch::kDynamic);
+  EXPECT_TRUE(res.ok) << res.error;
+  return res.makespan;
+}
+
+TEST(UnitModel, AscendingFull) {
+  for (const auto& k : kCosts)
+    for (int n : kSizes)
+      EXPECT_NEAR(sim_unit(n, false, Schedule::kAscending, k.c, k.r), n * (k.c + k.r) + (n - 1) * k.r, 1e-9)
+          << "n=" << n << " c=" << k.c << " r=" << k.r;
+}
+
+TEST(UnitModel, ShiftFull) {
+  for (const auto& k : kCosts)
+    for (int n : kSizes)
+      EXPECT_NEAR(sim_unit(n, false, Schedule::kShift, k.c, k.r), n * (k.c + k.r), 1e-9)
+          << "n=" << n << " c=" << k.c << " r=" << k.r;
+}
+
+TEST(UnitModel, AscendingCausal) {
+  for (const auto& k : kCosts)
+    for (int n : kSizes)
+      EXPECT_NEAR(sim_unit(n, true, Schedule::kAscending, k.c, k.r), n * (k.c + k.r) + (n - 1) * k.r, 1e-9)
+          << "n=" << n << " c=" << k.c << " r=" << k.r;
+}
+
+TEST(UnitModel, DescendingCausalFinishTimes) {
+  for (const auto& k : kCosts)
+    for (int n : kSizes) {
+      const ScheduleModel sm = ScheduleModel::make(unit_problem(n, true), Schedule::kDescending);
+      const SimResult res = simulate(sm, CostModel::unit(k.c, k.r), n, Dispatch::kDynamic, true);
+      ASSERT_TRUE(res.ok) << res.error;
+      std::map<int, double> finish;  // KV tile j -> end of its last reduce
+      for (const StepEvent& e : res.events) finish[e.j] = std::max(finish[e.j], e.reduce_end);
+      ASSERT_EQ(static_cast<int>(finish.size()), n);
+      for (int j = 0; j < n; ++j)
+        EXPECT_NEAR(finish[j], (n - j) * (k.c + k.r) + j * k.r, 1e-9)
+            << "n=" << n << " j=" << j << " c=" << k.c << " r=" << k.r;
+    }
+}
+
+TEST(UnitModel, SymmetricShiftCausalIsStallFree) {
+  // Every pair task does n+1 steps (n odd: the middle tile alone does fewer).
+  for (int n : {2, 4, 8, 16}) {
+    const ScheduleModel sm = ScheduleModel::make(unit_problem(n, true), Schedule::kSymmetricShift);
+    const SimResult res = simulate(sm, CostModel::unit(1.0, 0.25), sm.num_tasks(), Dispatch::kDynamic);
+    ASSERT_TRUE(res.ok);
+    EXPECT_NEAR(res.makespan, (n + 1) * 1.25, 1e-9) << n;
+    EXPECT_NEAR(res.total_stall, 0.0, 1e-9) << n;
+  }
+}
+
+TEST(UnitModel, LowerBoundsOfTheSpec) {
+  // m heads, n KV tiles per head on n SMs: full m*n*(c+r), causal m*(n+1)*(c+r)/2.
+  const int m = 3, n = 8;
+  const CostModel cost = CostModel::unit(1.0, 0.25);
+  const SimResult full = simulate(ScheduleModel::make(unit_problem(n, false, m), Schedule::kShift), cost, n,
+                                  Dispatch::kDynamic);
+  EXPECT_NEAR(full.lower_bound, m * n * 1.25, 1e-9);
+  const SimResult causal = simulate(ScheduleModel::make(unit_problem(n, true, m), Schedule::kDescending), cost, n,
+                                    Dispatch::kDynamic);
+  EXPECT_NEAR(causal.lower_bound, m * (n + 1) * 1.25 / 2, 1e-9);
+  EXPECT_GE(full.makespan, full.lower_bound - 1e-9);
+  EXPECT_GE(causal.makespan, causal.lower_bound - 1e-9);
+}
+
+TEST(Dag, AcyclicAndEqualToAnUnboundedGrid) {
+  // With one SM per task the grid is the DAG: the makespan is the critical path.
+  const CostModel cost = CostModel::unit(1.0, 0.4);
+  for (bool causal : {false, true})
+    for (int n : {1, 5, 12})
+      for (int k = 0; k < kNumConcreteSchedules; ++k) {
+        TileProblem p = unit_problem(n, causal);
+        p.seqlen_q = n + 3;  // seqlen_q != seqlen_k as well
+        p.heads_q = 2;       // and a GQA group of 2
+        const ScheduleModel sm = ScheduleModel::make(p, static_cast<Schedule>(k));
+        const Dag dag = build_dag(sm, cost);
+        const CriticalPath cp = critical_path(dag);
+        ASSERT_TRUE(cp.acyclic) << schedule_name(sm.schedule);
+        const SimResult res = simulate(sm, cost, sm.num_tasks(), Dispatch::kStatic);
+        ASSERT_TRUE(res.ok) << res.error;
+        EXPECT_NEAR(res.makespan, cp.length, 1e-9) << schedule_name(sm.schedule) << " n=" << n;
+        EXPECT_GE(cp.nodes.size(), 2u);
+      }
+}
+
+TEST(Simulator, EventLogIsConsistent) {
+  // Steps of an SM never overlap, every reduce starts after its compute and after its chain
+  // predecessor, and nothing waits that did not have to.
+  TileProblem p;
+  p.batch = 2;
+  p.heads_q = 4;
+  p.heads_kv = 2;
+  p.seqlen_q = 640;
+  p.seqlen_k = 576;
+  p.causal = true;
+  const CostModel cost = CostModel::for_shape(128, 64, 64);
+  for (int k = 0; k < kNumConcreteSchedules; ++k)
+    for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
+      const ScheduleModel sm = ScheduleModel::make(p, static_cast<Schedule>(k));
+      const SimResult res = simulate(sm, cost, 13, d, true);
+      ASSERT_TRUE(res.ok) << res.error;
+      std::map<int, double> sm_free;
+      std::map<std::tuple<int, int, int>, std::map<int, std::pair<double, double>>> chains;  // dq -> rank -> (rs, re)
+      double busy = 0;
+      for (const StepEvent& e : res.events) {
+        EXPECT_GE(e.start, sm_free[e.sm] - 1e-9);
+        EXPECT_NEAR(e.compute_end - e.start, cost.c, 1e-9);
+        EXPECT_GE(e.reduce_start, e.compute_end - 1e-9);
+        EXPECT_NEAR(e.reduce_end - e.reduce_start, cost.r, 1e-9);
+        sm_free[e.sm] = e.reduce_end;
+        busy += e.reduce_end - e.start - (e.reduce_start - e.compute_end);
+        if (sm.deterministic()) chains[{e.head, e.g, e.i}][sm.rank(e.i, e.j)] = {e.reduce_start, e.reduce_end};
+      }
+      for (const StepEvent& e : res.events) {
+        if (!sm.deterministic()) {
+          EXPECT_EQ(e.reduce_start, e.compute_end);
+          continue;
+        }
+        const auto& chain = chains[{e.head, e.g, e.i}];
+        const int rk = sm.rank(e.i, e.j);
+        const double pred_end = rk == 0 ? 0.0 : chain.at(rk - 1).second;
+        EXPECT_NEAR(e.reduce_start, std::max(e.compute_end, pred_end), 1e-9);
+      }
+      EXPECT_NEAR(busy, res.total_work, 1e-6);
+    }
+}
+
+// Several heads per wave, the default cost model (the paper's setting).
+TileProblem wave_problem(bool causal) {
+  TileProblem p;
+  p.batch = 1;
+  p.heads_q = p.heads_kv = 16;
+  p.seqlen_q = p.seqlen_k = 2048;
+  p.causal = causal;
+  return p;
+}
+
+TEST(Planner, DashSchedulesBeatAscendingOnCausalMasks) {
+  const TileProblem p = wave_problem(true);
+  const CostModel cost = CostModel::for_shape(128, 64, 64);
+  const double asc = plan::predict_us(p, Schedule::kAscending, cost, 132, Dispatch::kDynamic);
+  for (Schedule s : {Schedule::kDescending, Schedule::kSpt, Schedule::kSymmetricShift}) {
+    const double t = plan::predict_us(p, s, cost, 132, Dispatch::kDynamic);
+    std::printf("causal %-16s %9.2f us (ascending %9.2f us, %.2fx)\n", schedule_name(s), t, asc, asc / t);
+    EXPECT_LT(t, 0.9 * asc) << schedule_name(s);
+  }
+}
+
+TEST(Planner, ShiftBeatsAscendingOnFullMasks) {
+  const TileProblem p = wave_problem(false);
+  const CostModel cost = CostModel::for_shape(128, 64, 64);
+  const double asc = plan::predict_us(p, Schedule::kAscending, cost, 132, Dispatch::kDynamic);
+  const double shift = plan::predict_us(p, Schedule::kShift, cost, 132, Dispatch::kDynamic);
+  std::printf("full shift %.2f us vs ascending %.2f us (%.2fx)\n", shift, asc, asc / shift);
+  EXPECT_LT(shift, 0.95 * asc);
+  EXPECT_EQ(plan::recommend(p, cost, 132), Schedule::kShift);
+}
+
+TEST(Planner, StaticDispatchLeavesSmsIdleOnCausalMasks) {
+  // Static round-robin with a causal mask: the CTAs holding short KV tiles run dry while the
+  // long ones finish. Dynamic dispatch and symmetric shift's pairing fix it.
+  const TileProblem p = wave_problem(true);
+  const CostModel cost = CostModel::for_shape(128, 64, 64);
+  for (Schedule s : {Schedule::kAscending, Schedule::kDescending}) {
+    const plan::PlanRow st = plan::plan_one(p, s, cost, 132, Dispatch::kStatic);
+    const plan::PlanRow dy = plan::plan_one(p, s, cost, 132, Dispatch::kDynamic);
+    const plan::PlanRow sym = plan::plan_one(p, Schedule::kSymmetricShift, cost, 132, Dispatch::kStatic);
+    std::printf("%-10s static eff %.1f%% (idle %.1f%%), dynamic %.1f%%, symmetric_shift static %.1f%%\n",
+                schedule_name(s), 100 * st.efficiency, 100 * st.idle_share, 100 * dy.efficiency, 100 * sym.efficiency);
+    EXPECT_LT(st.efficiency, dy.efficiency);
+    EXPECT_LT(st.efficiency, sym.efficiency - 0.2);
+  }
+  // The idle time itself, in the unit model: static descending on a causal mask with 4 heads
+  // over n SMs leaves the SMs of short columns waiting.
+  const TileProblem u = unit_problem(16, true, 4);
+  const plan::PlanRow st = plan::plan_one(u, Schedule::kAtomic, CostModel::unit(1, 0.25), 16, Dispatch::kStatic);
+  EXPECT_GT(st.idle_share, 0.3);
+}
+
+TEST(Planner, PlanAllAndRecommend) {
+  const TileProblem p = unit_problem(16, false);
+  const auto rows = plan::plan_all(p, CostModel::unit(1.0, 0.25), 16, Dispatch::kDynamic);
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kNumConcreteSchedules));
+  EXPECT_NEAR(rows[0].makespan, 23.75, 1e-12);
+  EXPECT_NEAR(rows[static_cast<int>(Schedule::kShift)].makespan, 20.0, 1e-12);
+  EXPECT_EQ(plan::recommend_from(rows), Schedule::kShift);
+  // Too few SMs for shift's group: infeasible, never recommended.
+  const auto small = plan::plan_all(p, CostModel::unit(1.0, 0.25), 8, Dispatch::kDynamic);
+  EXPECT_FALSE(small[static_cast<int>(Schedule::kShift)].feasible);
+  EXPECT_TRUE(std::isinf(small[static_cast<int>(Schedule::kShift)].makespan));
+  EXPECT_NE(plan::recommend_from(small), Schedule::kShift);
+  EXPECT_TRUE(std::isinf(plan::predict_us(p, Schedule::kShift, CostModel::unit(), 8, Dispatch::kDynamic)));
+  EXPECT_TRUE(std::isfinite(plan::predict_us(p, Schedule::kAuto, CostModel::unit(), 8, Dispatch::kDynamic)));
+}
+
+TEST(CostModel, DefaultsAreSensible) {
+  const CostModel m = CostModel::for_shape(128, 64, 64);
+  EXPECT_GT(m.c, 0.5);
+  EXPECT_LT(m.c, 5.0);
+  EXPECT_GT(m.r, 0.5);
+  EXPECT_LT(m.r, 5.0);
+  const CostModel big = CostModel::for_shape(128, 128, 128);
+  EXPECT_NEAR(big.c, 4 * m.c, 1e-9);  // FLOPs scale with bm * bn
+  const CostModel h64 = CostModel::for_shape(64, 64, 64);
+  EXPECT_LT(h64.c, m.c);
+  CostParams slow;
+  slow.reduce_latency_us = 3.0;
+  EXPECT_NEAR(CostModel::for_shape(128, 64, 64, slow).r - m.r, 2.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace dash
