@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One command for a GPU machine: configure, build, run every GPU test (and the CPU ones), the
+# compute-sanitizer label, and the benchmark. Logs land in one folder: $OUT if set (the device
+# tool), else ./gpu-check-logs.
+#   STAGES="build test sanitize bench" (default: all)   BUILD_DIR=build   BENCH_ARGS="..."
+#   GTEST_FILTER=... limits the GPU tests (passed to the test binary)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOG=${OUT:-$PWD/gpu-check-logs}
+mkdir -p "$LOG"
+STAGES=${STAGES:-"build test sanitize bench"}
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+status=0
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+step() { echo; echo "=== $* ($(date +%T))"; }
+
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv; git rev-parse --short HEAD 2>/dev/null; date -u; } > "$LOG/machine.txt" 2>&1
+cat "$LOG/machine.txt"
+
+if has build; then
+  step build
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$LOG/configure.log" 2>&1 || { cat "$LOG/configure.log"; exit 1; }
+  cmake --build "$BUILD_DIR" -j "$JOBS" > "$LOG/build.log" 2>&1 || { tail -50 "$LOG/build.log"; exit 1; }
+  bash scripts/check_ptxas.sh "$LOG/build.log" | tee "$LOG/ptxas.txt" || status=1
+fi
+
+if has test; then
+  step "tests (cpu + gpu)"
+  if [ -n "${GTEST_FILTER:-}" ]; then
+    "$BUILD_DIR/tests/dash_gpu_tests" --gtest_filter="$GTEST_FILTER" 2>&1 | tee "$LOG/gpu-tests.log" | grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[==========\]|Failure|error" | tail -40
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  else
+    ctest --test-dir "$BUILD_DIR" -L "cpu|gpu" -j 4 --output-on-failure > "$LOG/ctest.log" 2>&1 || status=1
+    grep -E "tests passed|FAILED|Failed|Skipped|Total Test" "$LOG/ctest.log" | tail -30
+  fi
+fi
+
+if has sanitize; then
+  step "compute-sanitizer (memcheck, racecheck, synccheck)"
+  ctest --test-dir "$BUILD_DIR" -L sanitizer --output-on-failure > "$LOG/sanitizer.log" 2>&1 || status=1
+  grep -E "tests passed|Failed|Total Test|ERROR SUMMARY" "$LOG/sanitizer.log" | tail -12
+fi
+
+if has bench; then
+  step bench
+  "$BUILD_DIR/dash-attn" bench ${BENCH_ARGS:-} --json "$LOG/bench.json" 2>&1 | tee "$LOG/bench.txt" || status=1
+fi
+echo "gpu-check: logs in $LOG, status $status"
+exit $status

@@ -1,0 +1,309 @@
+// Host launchers: argument validation, workspace layout, schedule resolution, dispatch.
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <initializer_list>
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "dash_attn/attention.h"
+#include "kernels/kernel_params.h"
+#include "schedule/planner.h"
+
+namespace dash {
+namespace {
+
+Status make_status(StatusCode code, const char* fmt, ...) {
+  Status s;
+  s.code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(s.message, sizeof(s.message), fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+#define DASH_RETURN_IF_ERROR(expr)            \
+  do {                                        \
+    Status _st = (expr);                      \
+    if (!_st.ok()) return _st;                \
+  } while (0)
+
+#define DASH_CUDA_RETURN(expr)                                                                   \
+  do {                                                                                           \
+    cudaError_t _e = (expr);                                                                     \
+    if (_e != cudaSuccess)                                                                       \
+      return make_status(StatusCode::kCudaError, "%s failed: %s", #expr, cudaGetErrorString(_e)); \
+  } while (0)
+
+Status check_shape(const AttnShape& s) {
+  if (s.batch < 1) return make_status(StatusCode::kInvalidArgument, "batch must be >= 1 (got %d)", s.batch);
+  if (s.seqlen_q < 1) return make_status(StatusCode::kInvalidArgument, "seqlen_q must be >= 1 (got %d)", s.seqlen_q);
+  if (s.seqlen_k < 1) return make_status(StatusCode::kInvalidArgument, "seqlen_k must be >= 1 (got %d)", s.seqlen_k);
+  if (s.heads_q < 1) return make_status(StatusCode::kInvalidArgument, "heads_q must be >= 1 (got %d)", s.heads_q);
+  if (s.heads_kv < 1) return make_status(StatusCode::kInvalidArgument, "heads_kv must be >= 1 (got %d)", s.heads_kv);
+  if (s.heads_q % s.heads_kv != 0)
+    return make_status(StatusCode::kInvalidArgument,
+                       "heads_q (%d) must be a multiple of heads_kv (%d)", s.heads_q, s.heads_kv);
+  if (s.head_dim != 64 && s.head_dim != 128)
+    return make_status(StatusCode::kUnsupported, "head_dim %d is not supported (supported: 64, 128)", s.head_dim);
+  if (s.dtype != DType::kBF16 && s.dtype != DType::kFP16)
+    return make_status(StatusCode::kInvalidArgument, "dtype must be bf16 or fp16");
+  if (!std::isfinite(s.softmax_scale) || s.softmax_scale < 0.f)
+    return make_status(StatusCode::kInvalidArgument, "softmax_scale must be finite and >= 0 (0 = default)");
+  const long long rows = (long long)s.batch * s.heads_q * ((s.seqlen_q + 63) / 64) * 64;
+  if (rows * s.head_dim >= (1ll << 40))
+    return make_status(StatusCode::kInvalidArgument, "problem too large");
+  return Status{};
+}
+
+Status check_device_ptr(const void* p, const char* name, bool needs_16b = true) {
+  if (p == nullptr) return make_status(StatusCode::kInvalidArgument, "%s is null", name);
+  if (needs_16b && reinterpret_cast<uintptr_t>(p) % 16 != 0)
+    return make_status(StatusCode::kInvalidArgument, "%s must be 16-byte aligned", name);
+  if (!needs_16b && reinterpret_cast<uintptr_t>(p) % 4 != 0)
+    return make_status(StatusCode::kInvalidArgument, "%s must be 4-byte aligned", name);
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();
+    return make_status(StatusCode::kInvalidArgument, "%s is not a CUDA device pointer", name);
+  }
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+    return make_status(StatusCode::kInvalidArgument, "%s is not device memory", name);
+  int dev = 0;
+  cudaGetDevice(&dev);
+  if (attr.type == cudaMemoryTypeDevice && attr.device != dev)
+    return make_status(StatusCode::kInvalidArgument, "%s lives on device %d but the current device is %d",
+                       name, attr.device, dev);
+  return Status{};
+}
+
+// 16-byte vector loads/stores need every row start aligned: strides multiple of 8 elements.
+Status check_strides(const Strides3& st, const char* name, int seqlen, int heads) {
+  if (st.batch < 0 || st.seq < 0 || st.head < 0)
+    return make_status(StatusCode::kInvalidArgument, "%s strides must be non-negative", name);
+  if (st.batch % 8 || st.seq % 8 || st.head % 8)
+    return make_status(StatusCode::kInvalidArgument,
+                       "%s strides (%lld, %lld, %lld) must be multiples of 8 elements (16 bytes)", name,
+                       (long long)st.batch, (long long)st.seq, (long long)st.head);
+  if (seqlen > 1 && st.seq == 0)
+    return make_status(StatusCode::kInvalidArgument, "%s seq stride must be > 0", name);
+  if (heads > 1 && st.head == 0)
+    return make_status(StatusCode::kInvalidArgument, "%s head stride must be > 0", name);
+  return Status{};
+}
+
+struct TensorArg {
+  const void* ptr;
+  Strides3 stride;
+  const char* name;
+  int seqlen, heads;
+};
+
+// Cheap checks first (strides, null, alignment) for every tensor, then the device-pointer
+// queries, so the first error reported is the most specific one.
+Status check_tensors(std::initializer_list<TensorArg> args) {
+  for (const TensorArg& t : args) DASH_RETURN_IF_ERROR(check_strides(t.stride, t.name, t.seqlen, t.heads));
+  for (const TensorArg& t : args) {
+    if (t.ptr == nullptr) return make_status(StatusCode::kInvalidArgument, "%s is null", t.name);
+    if (reinterpret_cast<uintptr_t>(t.ptr) % 16 != 0)
+      return make_status(StatusCode::kInvalidArgument, "%s must be 16-byte aligned", t.name);
+  }
+  for (const TensorArg& t : args) DASH_RETURN_IF_ERROR(check_device_ptr(t.ptr, t.name));
+  return Status{};
+}
+
+kernels::TensorRef tref(const void* p, const Strides3& s) { return {p, s.batch, s.seq, s.head}; }
+kernels::MutTensorRef mref(void* p, const Strides3& s) { return {p, s.batch, s.seq, s.head}; }
+
+float resolved_scale(const AttnShape& s) {
+  return s.softmax_scale > 0.f ? s.softmax_scale : 1.0f / std::sqrt((float)s.head_dim);
+}
+
+size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+TileProblem tile_problem(const AttnShape& s) {
+  TileProblem tp;
+  tp.batch = s.batch;
+  tp.heads_q = s.heads_q;
+  tp.heads_kv = s.heads_kv;
+  tp.seqlen_q = s.seqlen_q;
+  tp.seqlen_k = s.seqlen_k;
+  tp.block_m = kernels::kBwdBlockM;
+  tp.block_n = kernels::kBwdBlockN;
+  tp.causal = s.causal;
+  return tp;
+}
+
+}  // namespace
+
+namespace kernels {
+BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
+  const size_t pad = (size_t)((s.seqlen_q + block_m - 1) / block_m) * block_m;
+  const size_t rows = (size_t)s.batch * s.heads_q * pad;
+  const size_t m_tiles = pad / block_m;
+  BwdWorkspace w{};
+  size_t off = 0;
+  w.lse_log2 = off; off += align256(rows * sizeof(float));
+  w.dsum = off; off += align256(rows * sizeof(float));
+  w.dq_accum = off; off += align256(rows * s.head_dim * sizeof(float));
+  w.dq_sem = off; off += align256((size_t)s.batch * s.heads_q * m_tiles * sizeof(int));
+  w.task_counter = off; off += 256;
+  w.total = off;
+  w.zero_begin = w.dq_accum;
+  w.zero_bytes = off - w.dq_accum;
+  return w;
+}
+}  // namespace kernels
+
+void bwd_tile_sizes(const AttnShape&, int* block_m, int* block_n) {
+  *block_m = kernels::kBwdBlockM;
+  *block_n = kernels::kBwdBlockN;
+}
+
+size_t attn_bwd_workspace_size(const AttnShape& shape) {
+  if (!check_shape(shape).ok()) return 0;
+  return kernels::bwd_workspace_layout(shape, kernels::kBwdBlockM).total;
+}
+
+Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms) {
+  // The planner's simulation is cheap but not free: cache per shape.
+  static std::mutex mu;
+  static std::map<std::tuple<int, int, int, int, int, int, bool, int>, Schedule> cache;
+  const auto key = std::make_tuple(shape.batch, shape.heads_q, shape.heads_kv, shape.seqlen_q, shape.seqlen_k,
+                                   shape.head_dim, shape.causal, num_sms);
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  const TileProblem tp = tile_problem(shape);
+  const Schedule s = plan::recommend(tp, CostModel::for_shape(shape.head_dim, tp.block_m, tp.block_n), num_sms);
+  cache.emplace(key, s);
+  return s;
+}
+
+Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
+  const AttnShape& s = a.shape;
+  DASH_RETURN_IF_ERROR(check_shape(s));
+  if (a.lse == nullptr) return make_status(StatusCode::kInvalidArgument, "lse is null");
+  DASH_RETURN_IF_ERROR(check_tensors({{a.q, a.q_stride, "q", s.seqlen_q, s.heads_q},
+                                      {a.k, a.k_stride, "k", s.seqlen_k, s.heads_kv},
+                                      {a.v, a.v_stride, "v", s.seqlen_k, s.heads_kv},
+                                      {a.o, a.o_stride, "o", s.seqlen_q, s.heads_q}}));
+  DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false));
+  kernels::FwdKernelParams p{};
+  p.q = tref(a.q, a.q_stride);
+  p.k = tref(a.k, a.k_stride);
+  p.v = tref(a.v, a.v_stride);
+  p.o = mref(a.o, a.o_stride);
+  p.lse = a.lse;
+  p.batch = s.batch;
+  p.seqlen_q = s.seqlen_q;
+  p.seqlen_k = s.seqlen_k;
+  p.heads_q = s.heads_q;
+  p.heads_kv = s.heads_kv;
+  p.scale = resolved_scale(s);
+  p.scale_log2 = p.scale * 1.4426950408889634f;
+  DASH_CUDA_RETURN(kernels::launch_fwd(p, s.head_dim, s.dtype, s.causal, stream));
+  return Status{};
+}
+
+Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes, cudaStream_t stream,
+                BwdLaunchInfo* info) {
+  const AttnShape& s = a.shape;
+  DASH_RETURN_IF_ERROR(check_shape(s));
+  const int sched_i = static_cast<int>(a.schedule);
+  if (sched_i < 0 || sched_i > static_cast<int>(Schedule::kAuto))
+    return make_status(StatusCode::kInvalidArgument, "schedule: unknown value %d", sched_i);
+  if (a.dispatch != Dispatch::kDynamic && a.dispatch != Dispatch::kStatic)
+    return make_status(StatusCode::kInvalidArgument, "dispatch: unknown value %d", static_cast<int>(a.dispatch));
+  if (a.num_ctas < 0) return make_status(StatusCode::kInvalidArgument, "num_ctas must be >= 0 (0 = auto)");
+  if (a.lse == nullptr) return make_status(StatusCode::kInvalidArgument, "lse is null");
+  DASH_RETURN_IF_ERROR(check_tensors({{a.q, a.q_stride, "q", s.seqlen_q, s.heads_q},
+                                      {a.k, a.k_stride, "k", s.seqlen_k, s.heads_kv},
+                                      {a.v, a.v_stride, "v", s.seqlen_k, s.heads_kv},
+                                      {a.o, a.o_stride, "o", s.seqlen_q, s.heads_q},
+                                      {a.dout, a.dout_stride, "dout", s.seqlen_q, s.heads_q},
+                                      {a.dq, a.dq_stride, "dq", s.seqlen_q, s.heads_q},
+                                      {a.dk, a.dk_stride, "dk", s.seqlen_k, s.heads_kv},
+                                      {a.dv, a.dv_stride, "dv", s.seqlen_k, s.heads_kv}}));
+  DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false));
+
+  const kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(s, kernels::kBwdBlockM);
+  if (workspace == nullptr) return make_status(StatusCode::kInvalidArgument, "workspace is null");
+  if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0)
+    return make_status(StatusCode::kInvalidArgument, "workspace must be 256-byte aligned");
+  if (workspace_bytes < ws.total)
+    return make_status(StatusCode::kInvalidArgument, "workspace_bytes %zu < required %zu (attn_bwd_workspace_size)",
+                       workspace_bytes, ws.total);
+
+  int dev = 0, num_sms = 0, per_sm = 0;
+  DASH_CUDA_RETURN(cudaGetDevice(&dev));
+  DASH_CUDA_RETURN(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev));
+  DASH_CUDA_RETURN(kernels::bwd_main_occupancy(s.head_dim, s.dtype, s.causal, &per_sm));
+  const int capacity = num_sms * per_sm;
+  if (capacity < 1) return make_status(StatusCode::kInsufficientResources, "backward kernel cannot be resident");
+
+  Schedule sched = a.schedule == Schedule::kAuto ? resolve_auto_schedule(s, capacity) : a.schedule;
+  const TileProblem tp = tile_problem(s);
+  ScheduleModel model = ScheduleModel::make(tp, sched);
+  int grid = a.num_ctas > 0 ? a.num_ctas : capacity;
+  if (grid > capacity)
+    return make_status(StatusCode::kInvalidArgument,
+                       "num_ctas %d exceeds the %d CTAs that can be co-resident (%d SMs x %d)", grid, capacity,
+                       num_sms, per_sm);
+  grid = std::min(grid, model.num_tasks());
+  BwdLaunchInfo li;
+  if (model.min_coresident() > grid) {
+    if (!a.allow_fallback)
+      return make_status(StatusCode::kInsufficientResources,
+                         "schedule %s needs %d co-resident CTAs for this shape but the grid has %d",
+                         schedule_name(model.schedule), model.min_coresident(), grid);
+    std::snprintf(li.note, sizeof(li.note), "%s needs %d co-resident CTAs, grid has %d: fell back to descending",
+                  schedule_name(model.schedule), model.min_coresident(), grid);
+    li.fell_back = true;
+    model = ScheduleModel::make(tp, Schedule::kDescending);
+  }
+
+  kernels::BwdKernelParams p{};
+  p.q = tref(a.q, a.q_stride);
+  p.k = tref(a.k, a.k_stride);
+  p.v = tref(a.v, a.v_stride);
+  p.o = tref(a.o, a.o_stride);
+  p.dout = tref(a.dout, a.dout_stride);
+  p.dq = mref(a.dq, a.dq_stride);
+  p.dk = mref(a.dk, a.dk_stride);
+  p.dv = mref(a.dv, a.dv_stride);
+  p.lse = a.lse;
+  char* w = static_cast<char*>(workspace);
+  p.lse_log2 = reinterpret_cast<float*>(w + ws.lse_log2);
+  p.dsum = reinterpret_cast<float*>(w + ws.dsum);
+  p.dq_accum = reinterpret_cast<float*>(w + ws.dq_accum);
+  p.dq_sem = reinterpret_cast<int*>(w + ws.dq_sem);
+  p.task_counter = reinterpret_cast<int*>(w + ws.task_counter);
+  p.seqlen_q_pad = tp.m_tiles() * tp.block_m;
+  p.model = model;
+  p.dispatch = a.dispatch;
+  p.scale = resolved_scale(s);
+  p.scale_log2 = p.scale * 1.4426950408889634f;
+
+  DASH_CUDA_RETURN(cudaMemsetAsync(w + ws.zero_begin, 0, ws.zero_bytes, stream));
+  DASH_CUDA_RETURN(kernels::launch_bwd_preprocess(p, s.head_dim, s.dtype, stream));
+  DASH_CUDA_RETURN(kernels::launch_bwd_main(p, s.head_dim, s.dtype, s.causal, grid, stream));
+  DASH_CUDA_RETURN(kernels::launch_bwd_postprocess(p, s.head_dim, s.dtype, stream));
+
+  if (info) {
+    li.schedule = model.schedule;
+    li.dispatch = a.dispatch;
+    li.num_ctas = grid;
+    li.block_m = tp.block_m;
+    li.block_n = tp.block_n;
+    li.num_tasks = model.num_tasks();
+    li.min_coresident = model.min_coresident();
+    *info = li;
+  }
+  return Status{};
+}
+
+}  // namespace dash

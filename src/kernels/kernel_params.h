@@ -1,0 +1,68 @@
+// Internal parameter blocks shared by the launchers (src/api) and the kernels (src/kernels).
+// Strides are in elements; every tensor's head_dim stride is 1.
+#pragma once
+
+#include <cstdint>
+
+#include "dash_attn/attention.h"
+#include "dash_attn/schedule.h"
+
+namespace dash::kernels {
+
+struct TensorRef {
+  const void* ptr;
+  int64_t sb, ss, sh;  // batch, seq, head strides
+};
+struct MutTensorRef {
+  void* ptr;
+  int64_t sb, ss, sh;
+};
+
+struct FwdKernelParams {
+  TensorRef q, k, v;
+  MutTensorRef o;
+  float* lse;  // (batch, heads_q, seqlen_q)
+  int batch, seqlen_q, seqlen_k, heads_q, heads_kv;
+  float scale, scale_log2;
+};
+
+struct BwdKernelParams {
+  TensorRef q, k, v, o, dout;
+  MutTensorRef dq, dk, dv;
+  const float* lse;
+  // workspace
+  float* lse_log2;   // (batch, heads_q, seqlen_q_pad), LSE * log2(e); 0 for empty rows
+  float* dsum;       // (batch, heads_q, seqlen_q_pad), rowsum(dO * O)
+  float* dq_accum;   // (batch, heads_q, seqlen_q_pad, head_dim) fp32
+  int* dq_sem;       // (batch, heads_q, m_tiles): contributions landed so far
+  int* task_counter; // dynamic dispatch
+  int seqlen_q_pad;
+  ScheduleModel model;  // tiles, schedule, task decomposition
+  Dispatch dispatch;
+  float scale, scale_log2;
+};
+
+// Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
+struct BwdWorkspace {
+  size_t lse_log2, dsum, dq_accum, dq_sem, task_counter, total;
+  size_t zero_begin, zero_bytes;  // the part zeroed before every backward (dQ accum + semaphores)
+};
+BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
+
+cudaError_t launch_fwd(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
+                       cudaStream_t stream);
+cudaError_t launch_bwd_preprocess(const BwdKernelParams& p, int head_dim, DType dtype,
+                                  cudaStream_t stream);
+cudaError_t launch_bwd_main(const BwdKernelParams& p, int head_dim, DType dtype, bool causal,
+                            int num_ctas, cudaStream_t stream);
+cudaError_t launch_bwd_postprocess(const BwdKernelParams& p, int head_dim, DType dtype,
+                                   cudaStream_t stream);
+// Co-resident CTAs of the backward main kernel per SM (occupancy API).
+cudaError_t bwd_main_occupancy(int head_dim, DType dtype, bool causal, int* ctas_per_sm);
+
+constexpr int kBwdBlockM = 64;
+constexpr int kBwdBlockN = 64;
+constexpr int kFwdBlockM = 64;
+constexpr int kFwdBlockN = 64;
+
+}  // namespace dash::kernels

@@ -1,0 +1,291 @@
+// dash-attn bench: forward and backward TFLOP/s of every schedule on the standard sweep
+// (docs/peers.md) or on one shape from flags, with the planner's prediction beside each time.
+// FLOPs follow FlashAttention: fwd = 4*b*h*sq*sk*d (halved for causal), bwd = 2.5 x fwd.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "bench_cmd.h"
+#include "dash_attn/attention.h"
+#include "schedule/planner.h"
+
+namespace {
+
+#define BENCH_CUDA(expr)                                                                 \
+  do {                                                                                   \
+    cudaError_t _e = (expr);                                                             \
+    if (_e != cudaSuccess) {                                                             \
+      std::fprintf(stderr, "dash-attn bench: %s failed: %s\n", #expr, cudaGetErrorString(_e)); \
+      std::exit(1);                                                                      \
+    }                                                                                    \
+  } while (0)
+
+// Fill with pseudo-random values in [-1, 1) (never zeros: zeros run faster than real data).
+__global__ void fill_random(uint16_t* p, size_t n, uint64_t seed, bool bf16) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
+    x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 29;
+    const float f = (float)(x >> 40) / (float)(1ull << 24) * 2.f - 1.f;
+    if (bf16) { __nv_bfloat16 h = __float2bfloat16(f); p[i] = *reinterpret_cast<uint16_t*>(&h); }
+    else { __half h = __float2half(f); p[i] = *reinterpret_cast<uint16_t*>(&h); }
+  }
+}
+
+struct Shape {
+  int batch, seqlen, heads, kv_heads, hdim;
+  bool causal;
+};
+
+struct Options {
+  std::vector<int> hdims = {64, 128};
+  std::vector<int> causals = {0, 1};
+  std::vector<int> seqlens = {512, 1024, 2048, 4096, 8192, 16384};
+  int tokens = 16384, hidden = 2048;
+  int batch = 0, heads = 0, kv_heads = 0;  // 0 = from tokens/hidden
+  int reps = 7;
+  dash::DType dtype = dash::DType::kBF16;
+  std::vector<dash::Schedule> schedules = {dash::Schedule::kAscending, dash::Schedule::kSpt,
+                                           dash::Schedule::kDescending, dash::Schedule::kShift,
+                                           dash::Schedule::kSymmetricShift, dash::Schedule::kAtomic,
+                                           dash::Schedule::kAuto};
+  std::string json;
+};
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> v;
+  for (const char* p = s; *p;) {
+    char* end;
+    long x = std::strtol(p, &end, 10);
+    if (end == p) break;
+    if (*end == 'k' || *end == 'K') { x *= 1024; ++end; }
+    v.push_back((int)x);
+    p = *end == ',' ? end + 1 : end;
+  }
+  return v;
+}
+
+[[noreturn]] void usage_error(const char* msg, const char* arg) {
+  std::fprintf(stderr, "dash-attn bench: %s%s%s\n", msg, arg ? " " : "", arg ? arg : "");
+  std::fprintf(stderr,
+               "usage: dash-attn bench [--hdim 64,128] [--causal 0,1] [--seqlen 512,...,16k] [--tokens N]\n"
+               "         [--hidden N] [--batch N --heads N --kv-heads N] [--dtype bf16|fp16]\n"
+               "         [--schedules a,b,...] [--reps N] [--json FILE]\n");
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto val = [&]() -> const char* {
+      if (i + 1 >= argc) usage_error("missing value for", argv[i]);
+      return argv[++i];
+    };
+    if (a == "--hdim") o.hdims = parse_list(val());
+    else if (a == "--causal") o.causals = parse_list(val());
+    else if (a == "--seqlen") o.seqlens = parse_list(val());
+    else if (a == "--tokens") o.tokens = std::atoi(val());
+    else if (a == "--hidden") o.hidden = std::atoi(val());
+    else if (a == "--batch") o.batch = std::atoi(val());
+    else if (a == "--heads") o.heads = std::atoi(val());
+    else if (a == "--kv-heads") o.kv_heads = std::atoi(val());
+    else if (a == "--reps") o.reps = std::max(1, std::atoi(val()));
+    else if (a == "--json") o.json = val();
+    else if (a == "--dtype") {
+      const std::string d = val();
+      if (d == "bf16") o.dtype = dash::DType::kBF16;
+      else if (d == "fp16") o.dtype = dash::DType::kFP16;
+      else usage_error("--dtype must be bf16 or fp16, got", d.c_str());
+    } else if (a == "--schedules") {
+      o.schedules.clear();
+      std::string s = val();
+      size_t pos = 0;
+      while (pos <= s.size()) {
+        const size_t c = s.find(',', pos);
+        const std::string name = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+        dash::Schedule sc;
+        if (!dash::parse_schedule(name.c_str(), &sc)) usage_error("--schedules: unknown schedule", name.c_str());
+        o.schedules.push_back(sc);
+        if (c == std::string::npos) break;
+        pos = c + 1;
+      }
+    } else if (a == "--help" || a == "-h") usage_error("", nullptr);
+    else usage_error("unknown flag", argv[i]);
+  }
+  return o;
+}
+
+struct Buffers {
+  std::vector<void*> ptrs;
+  void* alloc(size_t bytes) {
+    void* p;
+    BENCH_CUDA(cudaMalloc(&p, bytes));
+    ptrs.push_back(p);
+    return p;
+  }
+  ~Buffers() { for (void* p : ptrs) cudaFree(p); }
+};
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename F>
+float time_ms(F&& f, int reps) {
+  cudaEvent_t a, b;
+  BENCH_CUDA(cudaEventCreate(&a));
+  BENCH_CUDA(cudaEventCreate(&b));
+  f();  // warm-up
+  BENCH_CUDA(cudaDeviceSynchronize());
+  std::vector<float> ts;
+  for (int r = 0; r < reps; ++r) {
+    BENCH_CUDA(cudaEventRecord(a));
+    f();
+    BENCH_CUDA(cudaEventRecord(b));
+    BENCH_CUDA(cudaEventSynchronize(b));
+    float ms;
+    BENCH_CUDA(cudaEventElapsedTime(&ms, a, b));
+    ts.push_back(ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return median(ts);
+}
+
+}  // namespace
+
+bool dash_has_cuda_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return n > 0;
+}
+
+int bench_main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+  if (!dash_has_cuda_device()) {
+    std::fprintf(stderr, "dash-attn bench: no CUDA device found\n");
+    return 2;
+  }
+  cudaDeviceProp prop{};
+  BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
+  std::printf("dash-attn bench on %s (%d SMs), %s, %d reps (median)\n", prop.name, prop.multiProcessorCount,
+              opt.dtype == dash::DType::kBF16 ? "bf16" : "fp16", opt.reps);
+
+  std::vector<Shape> shapes;
+  for (int d : opt.hdims)
+    for (int c : opt.causals)
+      for (int s : opt.seqlens) {
+        Shape sh;
+        sh.hdim = d; sh.causal = c != 0; sh.seqlen = s;
+        sh.batch = opt.batch > 0 ? opt.batch : std::max(1, opt.tokens / s);
+        sh.heads = opt.heads > 0 ? opt.heads : opt.hidden / d;
+        sh.kv_heads = opt.kv_heads > 0 ? opt.kv_heads : sh.heads;
+        shapes.push_back(sh);
+      }
+
+  std::string json = "[\n";
+  bool first_json = true;
+  std::printf("\n%-5s %-6s %-6s %-6s %-16s %9s %8s %9s %8s %s\n", "hdim", "mask", "seqlen", "batch", "schedule",
+              "bwd ms", "TFLOP/s", "pred ms", "vs atom", "note");
+  for (const Shape& sh : shapes) {
+    dash::AttnShape s;
+    s.batch = sh.batch; s.seqlen_q = s.seqlen_k = sh.seqlen; s.heads_q = sh.heads; s.heads_kv = sh.kv_heads;
+    s.head_dim = sh.hdim; s.dtype = opt.dtype; s.causal = sh.causal;
+    const size_t nq = (size_t)s.batch * s.seqlen_q * s.heads_q * s.head_dim;
+    const size_t nk = (size_t)s.batch * s.seqlen_k * s.heads_kv * s.head_dim;
+    Buffers buf;
+    auto* q = (uint16_t*)buf.alloc(nq * 2); auto* k = (uint16_t*)buf.alloc(nk * 2);
+    auto* v = (uint16_t*)buf.alloc(nk * 2); auto* o = (uint16_t*)buf.alloc(nq * 2);
+    auto* dout = (uint16_t*)buf.alloc(nq * 2); auto* dq = (uint16_t*)buf.alloc(nq * 2);
+    auto* dk = (uint16_t*)buf.alloc(nk * 2); auto* dv = (uint16_t*)buf.alloc(nk * 2);
+    auto* lse = (float*)buf.alloc((size_t)s.batch * s.heads_q * s.seqlen_q * 4);
+    const size_t ws_bytes = dash::attn_bwd_workspace_size(s);
+    void* ws = buf.alloc(ws_bytes);
+    const bool bf = opt.dtype == dash::DType::kBF16;
+    fill_random<<<1024, 256>>>(q, nq, 1, bf);
+    fill_random<<<1024, 256>>>(k, nk, 2, bf);
+    fill_random<<<1024, 256>>>(v, nk, 3, bf);
+    fill_random<<<1024, 256>>>(dout, nq, 4, bf);
+    BENCH_CUDA(cudaGetLastError());
+    const dash::Strides3 sq{(int64_t)s.seqlen_q * s.heads_q * s.head_dim, (int64_t)s.heads_q * s.head_dim, s.head_dim};
+    const dash::Strides3 sk{(int64_t)s.seqlen_k * s.heads_kv * s.head_dim, (int64_t)s.heads_kv * s.head_dim, s.head_dim};
+
+    dash::AttnFwdParams fp;
+    fp.shape = s;
+    fp.q = q; fp.q_stride = sq; fp.k = k; fp.k_stride = sk; fp.v = v; fp.v_stride = sk;
+    fp.o = o; fp.o_stride = sq; fp.lse = lse;
+    dash::Status st;
+    const double fwd_flops = 4.0 * s.batch * s.heads_q * (double)s.seqlen_q * s.seqlen_k * s.head_dim / (s.causal ? 2 : 1);
+    const double bwd_flops = 2.5 * fwd_flops;
+    const float fwd_ms = time_ms([&] { st = dash::attn_fwd(fp, nullptr); }, opt.reps);
+    if (!st.ok()) { std::fprintf(stderr, "attn_fwd: %s\n", st.message); return 1; }
+    const char* mask = s.causal ? "causal" : "full";
+    std::printf("%-5d %-6s %-6d %-6d %-16s %9.3f %8.1f %9s %8s\n", sh.hdim, mask, sh.seqlen, sh.batch, "forward",
+                fwd_ms, fwd_flops / fwd_ms * 1e-9, "", "");
+
+    int bm, bn;
+    dash::bwd_tile_sizes(s, &bm, &bn);
+    dash::TileProblem tp;
+    tp.batch = s.batch; tp.heads_q = s.heads_q; tp.heads_kv = s.heads_kv; tp.seqlen_q = s.seqlen_q;
+    tp.seqlen_k = s.seqlen_k; tp.block_m = bm; tp.block_n = bn; tp.causal = s.causal;
+    const dash::CostModel cm = dash::CostModel::for_shape(s.head_dim, bm, bn);
+
+    struct Row { dash::Schedule sched, ran; float ms; double pred_ms; std::string note; };
+    std::vector<Row> rows;
+    float atomic_ms = 0;
+    for (dash::Schedule sc : opt.schedules) {
+      dash::AttnBwdParams bp;
+      bp.shape = s;
+      bp.q = q; bp.q_stride = sq; bp.k = k; bp.k_stride = sk; bp.v = v; bp.v_stride = sk;
+      bp.o = o; bp.o_stride = sq; bp.dout = dout; bp.dout_stride = sq; bp.lse = lse;
+      bp.dq = dq; bp.dq_stride = sq; bp.dk = dk; bp.dk_stride = sk; bp.dv = dv; bp.dv_stride = sk;
+      bp.schedule = sc;
+      dash::BwdLaunchInfo info;
+      const float ms = time_ms([&] { st = dash::attn_bwd(bp, ws, ws_bytes, nullptr, &info); }, opt.reps);
+      if (!st.ok()) { std::fprintf(stderr, "attn_bwd(%s): %s\n", dash::schedule_name(sc), st.message); return 1; }
+      const double pred = dash::plan::predict_us(tp, info.schedule, cm, info.num_ctas, dash::Dispatch::kDynamic) * 1e-3;
+      std::string note = info.note;
+      if (sc == dash::Schedule::kAuto) note = std::string("-> ") + dash::schedule_name(info.schedule) + (note.empty() ? "" : "; " + note);
+      rows.push_back({sc, info.schedule, ms, pred, note});
+      if (sc == dash::Schedule::kAtomic) atomic_ms = ms;
+    }
+    for (const Row& r : rows) {
+      char ratio[32] = "";
+      if (atomic_ms > 0 && r.sched != dash::Schedule::kAtomic) std::snprintf(ratio, sizeof(ratio), "%.3f", atomic_ms / r.ms);
+      std::printf("%-5d %-6s %-6d %-6d %-16s %9.3f %8.1f %9.3f %8s %s\n", sh.hdim, mask, sh.seqlen, sh.batch,
+                  dash::schedule_name(r.sched), r.ms, bwd_flops / r.ms * 1e-9, r.pred_ms, ratio, r.note.c_str());
+      char line[640];
+      std::snprintf(line, sizeof(line),
+                    "%s  {\"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"batch\": %d, \"heads\": %d, \"kv_heads\": %d, "
+                    "\"schedule\": \"%s\", \"ran\": \"%s\", \"bwd_ms\": %.4f, \"bwd_tflops\": %.2f, \"pred_ms\": %.4f, "
+                    "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f}",
+                    first_json ? "" : ",\n", sh.hdim, s.causal ? "true" : "false", sh.seqlen, sh.batch, sh.heads,
+                    sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms,
+                    bwd_flops / r.ms * 1e-9, r.pred_ms, fwd_ms, fwd_flops / fwd_ms * 1e-9,
+                    atomic_ms > 0 ? atomic_ms / r.ms : 0.0);
+      json += line;
+      first_json = false;
+    }
+  }
+  json += "\n]\n";
+  if (!opt.json.empty()) {
+    FILE* f = std::fopen(opt.json.c_str(), "w");
+    if (!f) { std::fprintf(stderr, "dash-attn bench: cannot write %s\n", opt.json.c_str()); return 1; }
+    std::fputs(json.c_str(), f);
+    std::fclose(f);
+    std::printf("\nwrote %s\n", opt.json.c_str());
+  }
+  return 0;
+}
