@@ -304,7 +304,11 @@ int plan_main(int argc, char** argv) {
 
   if (!o.gantt.empty()) {
     dash::GanttOptions gopt;
-    gopt.title = "dash-attn plan: " + shape_line(o, p) + ", " + dash::dispatch_name(o.dispatch) + " dispatch";
+    char costs[160];
+    std::snprintf(costs, sizeof costs, "; cost model %s: c = %.4g, r = %.4g", cost.name.c_str(), cost.c, cost.r);
+    gopt.title = std::string("dash-attn plan: simulated backward schedules, ") + dash::dispatch_name(o.dispatch) +
+                 " dispatch";
+    gopt.subtitle = shape_line(o, p) + costs;
     gopt.time_unit = o.unit ? "cost units" : "us";
     std::vector<dash::SimResult> sims;
     sims.reserve(rows.size());

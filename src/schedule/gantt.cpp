@@ -81,7 +81,11 @@ std::string gantt_svg(const std::vector<GanttPanel>& panels, const GanttOptions&
   int y = 8;
   // ---- headline and legend --------------------------------------------------------------
   body << "<text x='" << kLeft << "' y='" << (y + 16) << "' class='h1'>" << esc(opts.title) << "</text>\n";
-  y += 30;
+  y += 24;
+  if (!opts.subtitle.empty()) {
+    body << "<text x='" << kLeft << "' y='" << (y + 12) << "' class='s'>" << esc(opts.subtitle) << "</text>\n";
+    y += 22;
+  }
   int lx = kLeft;
   const int shown_heads = std::min(max_heads, 8);
   for (int h = 0; h < shown_heads; ++h) {

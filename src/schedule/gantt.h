@@ -18,7 +18,8 @@ struct GanttPanel {
 };
 
 struct GanttOptions {
-  std::string title;           // headline above all panels (problem shape, cost model)
+  std::string title;           // headline above all panels
+  std::string subtitle;        // second line (problem shape, cost model)
   std::string time_unit = "us";
   int max_rows = 64;           // SM rows drawn per panel; the rest are summarised in a note
   int plot_width = 1200;       // pixels of the time axis

@@ -153,7 +153,8 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispat
   res.total_work = total_steps * (cost.c + cost.r);
   res.lower_bound = res.total_work / P;
   res.sm_idle.resize(P);
-  for (int s = 0; s < P; ++s) res.sm_idle[s] = res.makespan - res.sm_busy[s] - res.sm_stall[s];
+  // Clamped: the three terms are sums of many doubles and may undershoot zero by rounding.
+  for (int s = 0; s < P; ++s) res.sm_idle[s] = std::max(0.0, res.makespan - res.sm_busy[s] - res.sm_stall[s]);
   return res;
 }
 
