@@ -15,10 +15,11 @@
 //   group     a contiguous range of `group_width` tasks of one head that must be co-resident.
 //   rank      the position of KV tile j's contribution in dQ tile i's accumulation chain.
 //
-// Program order of a task: for side, for query head g of the group, for step t.
+// Program order of a task: for side, for step t, for query head g of the group (all query
+// heads of a Q tile back to back, so tasks of unequal length stay aligned step by step).
 // Accumulation order of dQ tile (g, i): contributions sorted by the key
 //   (group of the task, side, step, task slot).
-// Every edge of the resulting wait graph increases the potential (group, side, g, step, slot)
+// Every edge of the resulting wait graph increases the potential (group, side, step, g, slot)
 // lexicographically, so the graph is acyclic; a task waits only on its own group or on lower
 // groups, so `group_width` co-resident CTAs taking tasks in increasing order cannot deadlock
 // (proof in docs/schedules.md, checked exhaustively by src/schedule/checker.cpp).

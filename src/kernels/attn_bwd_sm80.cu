@@ -169,8 +169,8 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
       load_tile_async<T, BN, D, kBwdThreads>(sV, v_base, p.v.ss, j * BN, tp.seqlen_k);
 
       auto load_step = [&](int s) {
-        const int hq = hk * G + s / nsteps;
-        const int i = M.visit(slot, side, s % nsteps);
+        const int hq = hk * G + s % G;
+        const int i = M.visit(slot, side, s / G);
         const T* q_base = static_cast<const T*>(p.q.ptr) + b * p.q.sb + hq * p.q.sh;
         const T* do_base = static_cast<const T*>(p.dout.ptr) + b * p.dout.sb + hq * p.dout.sh;
         load_tile_async<T, BM, D, kBwdThreads>(sQ, q_base, p.q.ss, i * BM, tp.seqlen_q);
@@ -189,8 +189,9 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
       zero(acc_dv);
 
       for (int s = 0; s < total; ++s) {
-        const int hq = hk * G + s / nsteps;
-        const int i = M.visit(slot, side, s % nsteps);
+        // Program order: for step, for query head of the group (schedule.h).
+        const int hq = hk * G + s % G;
+        const int i = M.visit(slot, side, s / G);
         ptx::cp_async_wait<0>();
         __syncthreads();
 

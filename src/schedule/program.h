@@ -28,8 +28,8 @@ struct Program {
       auto& steps = slot_steps[slot];
       steps.reserve(sm.task_steps(slot));
       for (int side = 0; side < sm.num_sides(slot); ++side)
-        for (int g = 0; g < G; ++g)
-          for (int t = 0; t < sm.num_steps(slot, side); ++t)
+        for (int t = 0; t < sm.num_steps(slot, side); ++t)
+          for (int g = 0; g < G; ++g)
             steps.push_back(StepRef{side, g, t, sm.kv_tile(slot, side), sm.visit(slot, side, t)});
     }
     // Ranks by sorting the chain keys once per dQ tile: ScheduleModel::rank is O(n) per call,
