@@ -2,21 +2,34 @@
 //
 // Three launches (hopper-guide 3.1): preprocess (D = rowsum(dO*O), LSE*log2e), the persistent
 // main kernel (one task = one KV tile, or a symmetric pair, for all query heads of its GQA
-// group; K/V resident in smem; Q/dO streamed; dK/dV in registers; dQ partials added in fp32 to
-// an L2-resident accumulator in the order the schedule dictates), postprocess (dQ * scale ->
-// bf16/fp16). dK/dV of a KV head are summed over its query heads inside one CTA, in a fixed
+// group; K/V resident in smem; Q/dO double-buffered; dK/dV in registers; dQ partials staged in
+// smem and added in fp32 to an L2-resident accumulator by a dedicated writer warp, in the order
+// the schedule dictates, while the MMA warps go on with the next tile), postprocess (dQ * scale
+// -> bf16/fp16). dK/dV of a KV head are summed over its query heads inside one CTA, in a fixed
 // order, so GQA needs no second reduction.
 #include <cmath>
 
 #include "kernels/kernel_params.h"
 #include "kernels/tile_io.cuh"
 #include "ptx/mma_sm80.cuh"
+#include "ptx/barrier.cuh"
 #include "ptx/semaphore.cuh"
+#include "ptx/warpgroup.cuh"
+
+#include <cuda/ptx>
 
 namespace dash::kernels {
 namespace {
 
-constexpr int kBwdThreads = 256;  // 8 warps: 4 along rows x 2 along columns of every GEMM
+constexpr int kMmaThreads = 256;  // 8 MMA warps: 4 along rows x 2 along columns of every GEMM
+constexpr int kBwdThreads = kMmaThreads + 128;  // + a writer warpgroup (warp 8 writes dQ)
+constexpr int kDqThreads = kMmaThreads + 32;    // threads on the dQ full/empty barriers
+// Registers: 168 at entry (65536 / 384); MMA warpgroups grow to 232, the writer shrinks to 40.
+constexpr int kMmaRegs = 232, kWriterRegs = 40;
+// Named barrier ids (0 is __syncthreads).
+constexpr int kBarMma = 1;       // the 256 MMA threads
+constexpr int kBarDqFull = 2;    // +buffer: MMA threads arrive, writer syncs
+constexpr int kBarDqEmpty = 4;   // +buffer: writer arrives, MMA threads sync
 constexpr float kLog2e = 1.4426950408889634f;
 
 // ---- preprocess: D = rowsum(dO * O), LSE in log2 units; one warp per row --------------------
@@ -50,23 +63,28 @@ __global__ void __launch_bounds__(256) attn_bwd_preprocess(const BwdKernelParams
 }
 
 // ---- postprocess: dQ = scale * dq_accum -> T ------------------------------------------------
+// dq_accum tiles are stored in the MMA warps' fragment order (see DqStage): float4 chunk
+// (k, tid) holds acc_dq[k][0..3] of MMA thread tid. One thread per chunk un-permutes it.
 template <typename T, int D>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess(const BwdKernelParams p) {
-  constexpr int kPerThread = 8;
-  constexpr int kThreadsPerRow = D / kPerThread;
-  const int row = blockIdx.x * (256 / kThreadsPerRow) + threadIdx.x / kThreadsPerRow;
-  const int col = (threadIdx.x % kThreadsPerRow) * kPerThread;
+  constexpr int BM = kBwdBlockM;
+  constexpr int kChunks = BM * D / 4;  // float4 chunks per tile
+  const int chunk = blockIdx.x * 256 + threadIdx.x;  // over all tiles of this (b, h)
   const int h = blockIdx.y, b = blockIdx.z;
   const TileProblem& tp = p.model.p;
-  if (row >= tp.seqlen_q) return;
-  const float* src = p.dq_accum + (((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad + row) * D + col;
-  const float4 x0 = *reinterpret_cast<const float4*>(src);
-  const float4 x1 = *reinterpret_cast<const float4*>(src + 4);
+  const int tile = chunk / kChunks, c = chunk % kChunks;
+  if (tile >= tp.m_tiles()) return;
+  const int k = c / kMmaThreads, tid = c % kMmaThreads;
+  const int warp = tid / 32, lane = tid % 32;
+  const int row0 = tile * BM + 16 * (warp % 4) + lane / 4;
+  const int col = (D / 2) * (warp / 4) + 8 * k + 2 * (lane % 4);
+  const float4 x = *reinterpret_cast<const float4*>(
+      p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D + (int64_t)tile * BM * D + 4 * c);
+  T* dst = static_cast<T*>(p.dq.ptr) + b * p.dq.sb + h * p.dq.sh + col;
   using V2 = typename Vec2<T>::type;
-  V2 out[4] = {Vec2<T>::make(x0.x * p.scale, x0.y * p.scale), Vec2<T>::make(x0.z * p.scale, x0.w * p.scale),
-               Vec2<T>::make(x1.x * p.scale, x1.y * p.scale), Vec2<T>::make(x1.z * p.scale, x1.w * p.scale)};
-  T* dst = static_cast<T*>(p.dq.ptr) + b * p.dq.sb + row * p.dq.ss + h * p.dq.sh + col;
-  *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(out);
+  if (row0 < tp.seqlen_q) *reinterpret_cast<V2*>(dst + row0 * p.dq.ss) = Vec2<T>::make(x.x * p.scale, x.y * p.scale);
+  if (row0 + 8 < tp.seqlen_q)
+    *reinterpret_cast<V2*>(dst + (row0 + 8) * p.dq.ss) = Vec2<T>::make(x.z * p.scale, x.w * p.scale);
 }
 
 // ---- main kernel -----------------------------------------------------------------------------
@@ -74,8 +92,15 @@ template <typename T, int D>
 struct BwdSmem {
   static constexpr int BM = kBwdBlockM, BN = kBwdBlockN;
   static constexpr int LD = D + kSmemPad, LDP = BN + kSmemPad;
-  static constexpr size_t kBytes =
-      sizeof(T) * (2 * BN * LD + 2 * BM * LD + 2 * BM * LDP) + 2 * BM * sizeof(float);
+  static constexpr int kDqFloats = BM * D;  // one staged dQ tile (fragment order)
+  // K, V | Q[2], dO[2] | P, dS | dQ stage[2] (fp32) | LSE[2], D[2]
+  static constexpr size_t kBytes = sizeof(T) * (2 * BN * LD + 4 * BM * LD + 2 * BM * LDP) +
+                                   2 * kDqFloats * sizeof(float) + 4 * BM * sizeof(float);
+};
+
+// What the MMA warps tell the writer warp about one staged dQ tile.
+struct DqMeta {
+  int b, hq, i, j, task;  // task < 0: no more tiles, the writer exits
 };
 
 // Warp tile of C[16 x 8*NB] += A[16 x 16*KSTEPS] * B, operands in padded smem.
@@ -118,41 +143,92 @@ __device__ __forceinline__ void zero(float (&acc)[NB][4]) {
     for (int e = 0; e < 4; ++e) acc[n][e] = 0.f;
 }
 
+template <typename T, int D>
+__device__ __forceinline__ void dq_writer(const BwdKernelParams& p, float* sDq, DqMeta* sMeta, int lane) {
+  using S = BwdSmem<T, D>;
+  const ScheduleModel& M = p.model;
+  const TileProblem& tp = M.p;
+  const bool ordered = M.deterministic();
+  for (int q = 0;; ++q) {
+    const int buf = q & 1;
+    ptx::named_bar_sync(kBarDqFull + buf, kDqThreads);
+    const DqMeta meta = sMeta[buf];
+    if (meta.task < 0) break;
+    int* sem = p.dq_sem + ((int64_t)meta.b * tp.heads_q + meta.hq) * M.m + meta.i;
+    int rank = 0;
+    if (ordered) {
+      if (M.rank_needs_loop()) {
+        rank = __reduce_add_sync(0xffffffffu, M.rank_partial(meta.i, meta.j, lane, 32));
+      } else {
+        rank = M.rank(meta.i, meta.j);
+      }
+    }
+    if (lane == 0) {
+      float* dst = p.dq_accum + ((int64_t)meta.b * tp.heads_q + meta.hq) * p.seqlen_q_pad * D +
+                   (int64_t)meta.i * S::kDqFloats;
+      if (ordered) {
+        ptx::wait_equal(sem, rank, meta.task, meta.i, meta.j);
+        // The acquired predecessor's adds must be ordered before our async-proxy adds.
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+      }
+      cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst,
+                                      sDq + buf * S::kDqFloats, (uint32_t)(S::kDqFloats * sizeof(float)));
+      cuda::ptx::cp_async_bulk_commit_group();
+      // NOTES: wait for completion (not `.read`): the adds must have landed in global memory
+      // before the semaphore lets the next contributor add (dash-spec 4).
+      cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+      if (ordered) {
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+        ptx::red_release_gpu_add(sem, 1);
+      }
+    }
+    __syncwarp();
+    ptx::named_bar_arrive(kBarDqEmpty + buf, kDqThreads);
+  }
+}
+
 template <typename T, int D, bool kCausal>
 __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelParams p) {
   using S = BwdSmem<T, D>;
   constexpr int BM = S::BM, BN = S::BN, LD = S::LD, LDP = S::LDP;
   constexpr int NB_S = BN / 2 / 8;   // S/dP: each warp 16 rows x BN/2 keys
   constexpr int NB_D = D / 2 / 8;    // dK/dV/dQ: each warp 16 rows x D/2 columns
+  static_assert(NB_D * 4 * kMmaThreads == S::kDqFloats, "dQ stage holds every MMA thread's fragment");
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* sK = reinterpret_cast<T*>(smem_raw);  // [BN][LD]
   T* sV = sK + BN * LD;                    // [BN][LD]
-  T* sQ = sV + BN * LD;                    // [BM][LD]
-  T* sdO = sQ + BM * LD;                   // [BM][LD]
-  T* sP = sdO + BM * LD;                   // [BM][LDP]  P, query-row major
+  T* sQ = sV + BN * LD;                    // [2][BM][LD]
+  T* sdO = sQ + 2 * BM * LD;               // [2][BM][LD]
+  T* sP = sdO + 2 * BM * LD;               // [BM][LDP]  P, query-row major
   T* sdS = sP + BM * LDP;                  // [BM][LDP]  dS, query-row major
-  float* sLse = reinterpret_cast<float*>(sdS + BM * LDP);
-  float* sDsum = sLse + BM;
+  float* sDq = reinterpret_cast<float*>(sdS + BM * LDP);  // [2][BM*D] fragment order
+  float* sLse = sDq + 2 * S::kDqFloats;    // [2][BM]
+  float* sDsum = sLse + 2 * BM;            // [2][BM]
   __shared__ int s_task;
+  __shared__ DqMeta s_meta[2];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x >= kMmaThreads) {
+    ptx::setmaxnreg_dec<kWriterRegs>();
+    if (warp == kMmaThreads / 32) dq_writer<T, D>(p, sDq, s_meta, lane);
+    return;
+  }
+  ptx::setmaxnreg_inc<kMmaRegs>();
 
   const ScheduleModel& M = p.model;
   const TileProblem& tp = M.p;
   const int G = tp.q_per_kv();
   const int diag = tp.seqlen_k - tp.seqlen_q;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm = warp % 4, wn = warp / 4;
   const int g8 = lane / 4, t4 = lane % 4;
-  const bool ordered = M.deterministic();
   const int num_tasks = M.num_tasks();
+  int qstep = 0;  // dQ tiles handed to the writer so far (selects the stage buffer)
 
   for (int iter = 0;; ++iter) {
-    __syncthreads();  // everyone is done with s_task and the smem of the previous task
-    if (p.dispatch == Dispatch::kDynamic) {
-      if (threadIdx.x == 0) s_task = atomicAdd(p.task_counter, 1);
-    } else if (threadIdx.x == 0) {
-      s_task = blockIdx.x + iter * gridDim.x;
-    }
-    __syncthreads();
+    ptx::named_bar_sync(kBarMma, kMmaThreads);  // everyone is done with s_task and the smem
+    if (threadIdx.x == 0)
+      s_task = p.dispatch == Dispatch::kDynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + iter * gridDim.x;
+    ptx::named_bar_sync(kBarMma, kMmaThreads);
     const int task = s_task;
     if (task >= num_tasks) break;
     const int bh = M.task_head(task), slot = M.task_slot(task);
@@ -160,25 +236,26 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
 
     for (int side = 0; side < M.num_sides(slot); ++side) {
       const int j = M.kv_tile(slot, side);
-      const int nsteps = M.num_steps(slot, side);
-      const int total = G * nsteps;
+      const int total = G * M.num_steps(slot, side);
       const T* k_base = static_cast<const T*>(p.k.ptr) + b * p.k.sb + hk * p.k.sh;
       const T* v_base = static_cast<const T*>(p.v.ptr) + b * p.v.sb + hk * p.v.sh;
-      __syncthreads();  // previous side's readers of sK/sV/sQ are done
-      load_tile_async<T, BN, D, kBwdThreads>(sK, k_base, p.k.ss, j * BN, tp.seqlen_k);
-      load_tile_async<T, BN, D, kBwdThreads>(sV, v_base, p.v.ss, j * BN, tp.seqlen_k);
+      ptx::named_bar_sync(kBarMma, kMmaThreads);  // previous side's readers of sK/sV are done
+      load_tile_async<T, BN, D, kMmaThreads>(sK, k_base, p.k.ss, j * BN, tp.seqlen_k);
+      load_tile_async<T, BN, D, kMmaThreads>(sV, v_base, p.v.ss, j * BN, tp.seqlen_k);
 
+      // Program order: for step, for query head of the group (schedule.h).
       auto load_step = [&](int s) {
         const int hq = hk * G + s % G;
         const int i = M.visit(slot, side, s / G);
+        const int buf = s & 1;
         const T* q_base = static_cast<const T*>(p.q.ptr) + b * p.q.sb + hq * p.q.sh;
         const T* do_base = static_cast<const T*>(p.dout.ptr) + b * p.dout.sb + hq * p.dout.sh;
-        load_tile_async<T, BM, D, kBwdThreads>(sQ, q_base, p.q.ss, i * BM, tp.seqlen_q);
-        load_tile_async<T, BM, D, kBwdThreads>(sdO, do_base, p.dout.ss, i * BM, tp.seqlen_q);
+        load_tile_async<T, BM, D, kMmaThreads>(sQ + buf * BM * LD, q_base, p.q.ss, i * BM, tp.seqlen_q);
+        load_tile_async<T, BM, D, kMmaThreads>(sdO + buf * BM * LD, do_base, p.dout.ss, i * BM, tp.seqlen_q);
         if (threadIdx.x < BM) {
           const int64_t vec = ((int64_t)b * tp.heads_q + hq) * p.seqlen_q_pad + i * BM + threadIdx.x;
-          sLse[threadIdx.x] = p.lse_log2[vec];
-          sDsum[threadIdx.x] = p.dsum[vec];
+          sLse[buf * BM + threadIdx.x] = p.lse_log2[vec];
+          sDsum[buf * BM + threadIdx.x] = p.dsum[vec];
         }
       };
       load_step(0);
@@ -189,18 +266,24 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
       zero(acc_dv);
 
       for (int s = 0; s < total; ++s) {
-        // Program order: for step, for query head of the group (schedule.h).
         const int hq = hk * G + s % G;
         const int i = M.visit(slot, side, s / G);
+        const int buf = s & 1;
+        const T* cQ = sQ + buf * BM * LD;
+        const T* cdO = sdO + buf * BM * LD;
+        const float* cLse = sLse + buf * BM;
+        const float* cDsum = sDsum + buf * BM;
         ptx::cp_async_wait<0>();
-        __syncthreads();
+        ptx::named_bar_sync(kBarMma, kMmaThreads);  // step s landed; step s-1 fully consumed
+        if (s + 1 < total) load_step(s + 1);        // overlaps this whole step
+        ptx::cp_async_commit();
 
         // S = Q K^T and dP = dO V^T: warp (wm, wn) owns rows 16wm.., keys (BN/2)wn..
         float acc_s[NB_S][4], acc_dp[NB_S][4];
         zero(acc_s);
         zero(acc_dp);
-        warp_gemm<T, NB_S, D / 16, false, false>(acc_s, sQ + 16 * wm * LD, LD, sK + (BN / 2) * wn * LD, LD, lane);
-        warp_gemm<T, NB_S, D / 16, false, false>(acc_dp, sdO + 16 * wm * LD, LD, sV + (BN / 2) * wn * LD, LD, lane);
+        warp_gemm<T, NB_S, D / 16, false, false>(acc_s, cQ + 16 * wm * LD, LD, sK + (BN / 2) * wn * LD, LD, lane);
+        warp_gemm<T, NB_S, D / 16, false, false>(acc_dp, cdO + 16 * wm * LD, LD, sV + (BN / 2) * wn * LD, LD, lane);
 
         // P = exp2(S*scale*log2e - LSE*log2e) (masked), dS = P * (dP - D); stage both in smem.
 #pragma unroll
@@ -214,60 +297,37 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               const bool ok = row < tp.seqlen_q && key + e < tp.seqlen_k && (!kCausal || key + e <= row + diag);
-              pv[e] = ok ? exp2f(acc_s[n][2 * h + e] * p.scale_log2 - sLse[r]) : 0.f;
-              ds[e] = pv[e] * (acc_dp[n][2 * h + e] - sDsum[r]);
+              pv[e] = ok ? exp2f(acc_s[n][2 * h + e] * p.scale_log2 - cLse[r]) : 0.f;
+              ds[e] = pv[e] * (acc_dp[n][2 * h + e] - cDsum[r]);
             }
             *reinterpret_cast<uint32_t*>(sP + r * LDP + c) = ptx::pack2<T>(pv[0], pv[1]);
             *reinterpret_cast<uint32_t*>(sdS + r * LDP + c) = ptx::pack2<T>(ds[0], ds[1]);
           }
         }
-        __syncthreads();
+        ptx::named_bar_sync(kBarMma, kMmaThreads);
 
         // dV += P^T dO, dK += dS^T Q: warp owns keys 16wm.., columns (D/2)wn..
-        warp_gemm<T, NB_D, BM / 16, true, true>(acc_dv, sP + 16 * wm, LDP, sdO + (D / 2) * wn, LD, lane);
-        warp_gemm<T, NB_D, BM / 16, true, true>(acc_dk, sdS + 16 * wm, LDP, sQ + (D / 2) * wn, LD, lane);
-        __syncthreads();  // Q/dO/LSE/D of this step are consumed: prefetch the next step
-        if (s + 1 < total) load_step(s + 1);
-        ptx::cp_async_commit();
+        warp_gemm<T, NB_D, BM / 16, true, true>(acc_dv, sP + 16 * wm, LDP, cdO + (D / 2) * wn, LD, lane);
+        warp_gemm<T, NB_D, BM / 16, true, true>(acc_dk, sdS + 16 * wm, LDP, cQ + (D / 2) * wn, LD, lane);
 
         // dQ_i partial = dS K: warp owns rows 16wm.., columns (D/2)wn..
         float acc_dq[NB_D][4];
         zero(acc_dq);
         warp_gemm<T, NB_D, BN / 16, false, true>(acc_dq, sdS + 16 * wm * LDP, LDP, sK + (D / 2) * wn, LD, lane);
 
-        // Ordered fp32 accumulation: wait until the semaphore equals our rank, add, release.
-        int* sem = p.dq_sem + ((int64_t)b * tp.heads_q + hq) * M.m + i;
-        if (ordered) {
-          if (warp == 0) {
-            int rank;
-            if (M.rank_needs_loop()) {
-              rank = M.rank_partial(i, j, lane, 32);
-              rank = __reduce_add_sync(0xffffffffu, rank);
-            } else {
-              rank = M.rank(i, j);
-            }
-            if (lane == 0) ptx::wait_equal(sem, rank, task, i, j);
-          }
-          __syncthreads();
-        }
-        float* acc_base = p.dq_accum + (((int64_t)b * tp.heads_q + hq) * p.seqlen_q_pad + i * BM) * D;
+        // Hand the partial to the writer warp: wait until its stage buffer is free, store in
+        // fragment order (16 B per thread, consecutive across the warp: no bank conflicts).
+        const int dbuf = qstep & 1;
+        if (qstep >= 2) ptx::named_bar_sync(kBarDqEmpty + dbuf, kDqThreads);
+        float* stage = sDq + dbuf * S::kDqFloats;
 #pragma unroll
-        for (int n = 0; n < NB_D; ++n) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = 16 * wm + g8 + 8 * h;
-            const int c = (D / 2) * wn + 8 * n + 2 * t4;
-            atomicAdd(reinterpret_cast<float2*>(acc_base + r * D + c),
-                      make_float2(acc_dq[n][2 * h], acc_dq[n][2 * h + 1]));
-          }
-        }
-        if (ordered) {
-          // The adds must have landed before the next contributor may add: fence in every
-          // writing thread, gather at the barrier, then one gpu-scope release.
-          __threadfence();
-          __syncthreads();
-          if (threadIdx.x == 0) ptx::red_release_gpu_add(sem, 1);
-        }
+        for (int n = 0; n < NB_D; ++n)
+          *reinterpret_cast<float4*>(stage + (n * kMmaThreads + threadIdx.x) * 4) =
+              make_float4(acc_dq[n][0], acc_dq[n][1], acc_dq[n][2], acc_dq[n][3]);
+        if (threadIdx.x == 0) s_meta[dbuf] = DqMeta{b, hq, i, j, task};
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic writes -> bulk copy
+        ptx::named_bar_arrive(kBarDqFull + dbuf, kDqThreads);
+        ++qstep;
       }
 
       // Epilogue: dK *= scale; store dK, dV rows that exist.
@@ -289,6 +349,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
       }
     }
   }
+  // Drain: wait for the writer to finish the last (up to) two tiles, then tell it to exit.
+  for (int q = qstep >= 2 ? qstep - 2 : 0; q < qstep; ++q) ptx::named_bar_sync(kBarDqEmpty + (q & 1), kDqThreads);
+  if (threadIdx.x == 0) s_meta[qstep & 1] = DqMeta{0, 0, 0, 0, -1};
+  ptx::named_bar_arrive(kBarDqFull + (qstep & 1), kDqThreads);
 }
 
 template <typename T, int D, bool kCausal>
@@ -344,8 +408,8 @@ template <typename T, int D, bool C>
 struct PostLauncher {
   static cudaError_t run(const BwdKernelParams& p, cudaStream_t s) {
     const TileProblem& tp = p.model.p;
-    constexpr int kRowsPerBlock = 256 / (D / 8);
-    const dim3 grid((tp.seqlen_q + kRowsPerBlock - 1) / kRowsPerBlock, tp.heads_q, tp.batch);
+    const int chunks = tp.m_tiles() * kBwdBlockM * D / 4;
+    const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
     attn_bwd_postprocess<T, D><<<grid, 256, 0, s>>>(p);
     return cudaGetLastError();
   }
