@@ -2,13 +2,13 @@
 # One command for a GPU machine: configure, build, run every GPU test (and the CPU ones), the
 # compute-sanitizer label, and the benchmark. Logs land in one folder: $OUT if set (the device
 # tool), else ./gpu-check-logs.
-#   STAGES="build test sanitize bench" (default: all)   BUILD_DIR=build   BENCH_ARGS="..."
+#   STAGES="build test sanitize debug bench" (default: all)   BUILD_DIR=build   BENCH_ARGS="..."
 #   GTEST_FILTER=... limits the GPU tests (passed to the test binary)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOG=${OUT:-$PWD/gpu-check-logs}
 mkdir -p "$LOG"
-STAGES=${STAGES:-"build test sanitize bench"}
+STAGES=${STAGES:-"build test sanitize debug bench"}
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
 status=0
@@ -40,6 +40,14 @@ if has sanitize; then
   step "compute-sanitizer (memcheck, racecheck, synccheck)"
   ctest --test-dir "$BUILD_DIR" -L sanitizer --output-on-failure > "$LOG/sanitizer.log" 2>&1 || status=1
   grep -E "tests passed|Failed|Total Test|ERROR SUMMARY" "$LOG/sanitizer.log" | tail -12
+fi
+
+if has debug; then
+  step "debug build (bounded waits that trap) + determinism tests"
+  cmake -S . -B build-debug -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDASH_DEBUG_WAITS=ON > "$LOG/debug-configure.log" 2>&1 &&
+    cmake --build build-debug -j "$JOBS" --target dash_gpu_tests > "$LOG/debug-build.log" 2>&1 || { tail -30 "$LOG/debug-build.log"; status=1; }
+  build-debug/tests/dash_gpu_tests --gtest_filter='Schedules/Determinism.*Grid*:Sanitize*:Launcher*' > "$LOG/debug-tests.log" 2>&1 || status=1
+  grep -E "^\[  (PASSED|FAILED) |dQ semaphore wait timed out" "$LOG/debug-tests.log" | tail -10
 fi
 
 if has bench; then

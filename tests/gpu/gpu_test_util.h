@@ -113,9 +113,12 @@ struct Tensor {
   }
   void upload() const { cudaMemcpy(dev.ptr, dev_bits.data(), dev_bits.size() * 2, cudaMemcpyHostToDevice); }
   // Poison the device copy (NaN everywhere, padding included).
+  // NOTES: a pageable cudaMemcpy may return before its DMA lands, and the legacy stream does
+  // not order non-blocking streams: synchronize so the poison cannot overwrite a later result.
   void poison(DType dt) {
     std::vector<uint16_t> p(dev_bits.size(), to_bits(NAN, dt));
     cudaMemcpy(dev.ptr, p.data(), p.size() * 2, cudaMemcpyHostToDevice);
+    cudaStreamSynchronize(cudaStreamLegacy);
   }
   // Read back to dense doubles; returns false if any element was left unwritten (NaN).
   bool download(DType dt, std::vector<double>* out) {
