@@ -27,9 +27,12 @@ constexpr int kDqThreads = kMmaThreads + 32;    // threads on the dQ full/empty 
 // Registers: 168 at entry (65536 / 384); MMA warpgroups grow to 232, the writer shrinks to 40.
 constexpr int kMmaRegs = 232, kWriterRegs = 40;
 // Named barrier ids (0 is __syncthreads).
-constexpr int kBarMma = 1;       // the 256 MMA threads
-constexpr int kBarDqFull = 2;    // +buffer: MMA threads arrive, writer syncs
-constexpr int kBarDqEmpty = 4;   // +buffer: writer arrives, MMA threads sync
+constexpr int kBarMma = 1;  // the 256 MMA threads
+// MMA threads and the writer warp meet here once per dQ tile: the MMA threads have staged tile
+// q (buffer q % 2) and the writer has finished tile q - 1, so the writer takes tile q while the
+// MMA threads compute tile q + 1 into the other buffer. Both sides bar.sync (no arrive-only
+// hand-off), so the smem metadata hand-off is an ordinary barrier for racecheck too.
+constexpr int kBarDq = 2;
 constexpr float kLog2e = 1.4426950408889634f;
 
 // ---- preprocess: D = rowsum(dO * O), LSE in log2 units; one warp per row --------------------
@@ -151,7 +154,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, float* sDq, 
   const bool ordered = M.deterministic();
   for (int q = 0;; ++q) {
     const int buf = q & 1;
-    ptx::named_bar_sync(kBarDqFull + buf, kDqThreads);
+    ptx::named_bar_sync(kBarDq, kDqThreads);
     const DqMeta meta = sMeta[buf];
     if (meta.task < 0) break;
     int* sem = p.dq_sem + ((int64_t)meta.b * tp.heads_q + meta.hq) * M.m + meta.i;
@@ -183,7 +186,6 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, float* sDq, 
       }
     }
     __syncwarp();
-    ptx::named_bar_arrive(kBarDqEmpty + buf, kDqThreads);
   }
 }
 
@@ -315,10 +317,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
         zero(acc_dq);
         warp_gemm<T, NB_D, BN / 16, false, true>(acc_dq, sdS + 16 * wm * LDP, LDP, sK + (D / 2) * wn, LD, lane);
 
-        // Hand the partial to the writer warp: wait until its stage buffer is free, store in
-        // fragment order (16 B per thread, consecutive across the warp: no bank conflicts).
+        // Hand the partial to the writer warp: store in fragment order (16 B per thread,
+        // consecutive across the warp: no bank conflicts). Buffer qstep % 2 was last used by
+        // tile qstep - 2, which the writer finished before the previous meeting.
         const int dbuf = qstep & 1;
-        if (qstep >= 2) ptx::named_bar_sync(kBarDqEmpty + dbuf, kDqThreads);
         float* stage = sDq + dbuf * S::kDqFloats;
 #pragma unroll
         for (int n = 0; n < NB_D; ++n)
@@ -326,7 +328,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
               make_float4(acc_dq[n][0], acc_dq[n][1], acc_dq[n][2], acc_dq[n][3]);
         if (threadIdx.x == 0) s_meta[dbuf] = DqMeta{b, hq, i, j, task};
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic writes -> bulk copy
-        ptx::named_bar_arrive(kBarDqFull + dbuf, kDqThreads);
+        ptx::named_bar_sync(kBarDq, kDqThreads);
         ++qstep;
       }
 
@@ -349,10 +351,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
       }
     }
   }
-  // Drain: wait for the writer to finish the last (up to) two tiles, then tell it to exit.
-  for (int q = qstep >= 2 ? qstep - 2 : 0; q < qstep; ++q) ptx::named_bar_sync(kBarDqEmpty + (q & 1), kDqThreads);
+  // Tell the writer to exit once it has finished the last tile (it stays resident, keeping the
+  // smem alive, until its last bulk reduce has completed).
   if (threadIdx.x == 0) s_meta[qstep & 1] = DqMeta{0, 0, 0, 0, -1};
-  ptx::named_bar_arrive(kBarDqFull + (qstep & 1), kDqThreads);
+  ptx::named_bar_sync(kBarDq, kDqThreads);
 }
 
 template <typename T, int D, bool kCausal>
