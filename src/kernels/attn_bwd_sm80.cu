@@ -23,9 +23,10 @@ namespace {
 
 constexpr int kMmaThreads = 256;  // 8 MMA warps: 4 along rows x 2 along columns of every GEMM
 constexpr int kBwdThreads = kMmaThreads + 128;  // + a writer warpgroup (warp 8 writes dQ)
-constexpr int kDqThreads = kMmaThreads + 32;    // threads on the dQ full/empty barriers
-// Registers: 168 at entry (65536 / 384); MMA warpgroups grow to 232, the writer shrinks to 40.
-constexpr int kMmaRegs = 232, kWriterRegs = 40;
+constexpr int kDqThreads = kBwdThreads;         // the dQ meeting: every thread of the CTA
+// Registers: 168 at entry (65536 / 384); MMA warpgroups grow to 216, the writer shrinks to 72
+// (the writer's rank loop spills below 72; the MMA code needs no more than 216).
+constexpr int kMmaRegs = 216, kWriterRegs = 72;
 // Named barrier ids (0 is __syncthreads).
 constexpr int kBarMma = 1;  // the 256 MMA threads
 // MMA threads and the writer warp meet here once per dQ tile: the MMA threads have staged tile
@@ -147,7 +148,8 @@ __device__ __forceinline__ void zero(float (&acc)[NB][4]) {
 }
 
 template <typename T, int D>
-__device__ __forceinline__ void dq_writer(const BwdKernelParams& p, float* sDq, DqMeta* sMeta, int lane) {
+__device__ __forceinline__ void dq_writer(const BwdKernelParams& p, float* sDq, DqMeta* sMeta, bool active,
+                                          int lane) {
   using S = BwdSmem<T, D>;
   const ScheduleModel& M = p.model;
   const TileProblem& tp = M.p;
@@ -157,6 +159,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, float* sDq, 
     ptx::named_bar_sync(kBarDq, kDqThreads);
     const DqMeta meta = sMeta[buf];
     if (meta.task < 0) break;
+    if (!active) continue;
     int* sem = p.dq_sem + ((int64_t)meta.b * tp.heads_q + meta.hq) * M.m + meta.i;
     int rank = 0;
     if (ordered) {
@@ -212,7 +215,9 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x >= kMmaThreads) {
     ptx::setmaxnreg_dec<kWriterRegs>();
-    if (warp == kMmaThreads / 32) dq_writer<T, D>(p, sDq, s_meta, lane);
+    // The whole writer warpgroup meets the MMA threads (a barrier over all threads of the CTA);
+    // only its first warp does the work.
+    dq_writer<T, D>(p, sDq, s_meta, warp == kMmaThreads / 32, lane);
     return;
   }
   ptx::setmaxnreg_inc<kMmaRegs>();
