@@ -26,6 +26,8 @@ struct Options {
   int batch = 2, heads = 32, kv_heads = 8, seqlen = 8192, seqlen_k = -1, hdim = 128, sms = 132;
   int block_m = 64, block_n = 64, q_tiles = 16, kv_tiles = 16;
   int causal = -1;  // -1: the cost model's default (causal for default, full for unit)
+  int async_reduce = -1;  // -1: the cost model's default (async for default, sync for unit)
+  int stage_buffers = 2;
   bool unit = false, json = false, schedule_given = false;
   bool batch_given = false, heads_given = false, kv_heads_given = false, sms_given = false;
   bool tiles_given = false;
@@ -92,6 +94,13 @@ Options parse(int argc, char** argv) {
     else if (flag == "--causal") { boolean(); o.causal = 1; }
     else if (flag == "--full" || flag == "--no-causal") { boolean(); o.causal = 0; }
     else if (flag == "--json") { boolean(); o.json = true; }
+    else if (flag == "--stage-buffers") o.stage_buffers = parse_int(flag, value(), 1);
+    else if (flag == "--reduce") {
+      const std::string v = value();
+      if (v == "async") o.async_reduce = 1;
+      else if (v == "sync") o.async_reduce = 0;
+      else throw UsageError{"--reduce expects async or sync, got '" + v + "'"};
+    }
     else if (flag == "--gantt") o.gantt = value();
     else if (flag == "--dispatch") {
       const char* v = value();
@@ -119,7 +128,7 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-void print_json(const std::vector<plan::PlanRow>& rows, Schedule rec) {
+void print_json(const std::vector<plan::PlanRow>& rows, Schedule rec, const CostModel& cost) {
   auto number = [](double v) {
     if (!std::isfinite(v)) return std::string("null");
     char buf[40];
@@ -133,12 +142,13 @@ void print_json(const std::vector<plan::PlanRow>& rows, Schedule rec) {
         "  {\"schedule\": \"%s\", \"resolved\": \"%s\", \"dispatch\": \"%s\", \"makespan\": %s, "
         "\"lower_bound\": %s, \"efficiency\": %s, \"stall_share\": %s, \"idle_share\": %s, "
         "\"critical_path\": %s, \"min_coresident\": %d, \"num_tasks\": %d, \"feasible\": %s, "
-        "\"deterministic\": %s, \"recommended\": %s}%s\n",
+        "\"deterministic\": %s, \"recommended\": %s, \"reduce_model\": \"%s\", \"c\": %s, \"r\": %s}%s\n",
         dash::schedule_name(r.schedule), dash::schedule_name(r.resolved), dash::dispatch_name(r.dispatch),
         number(r.makespan).c_str(), number(r.lower_bound).c_str(), number(r.efficiency).c_str(),
         number(r.stall_share).c_str(), number(r.idle_share).c_str(), number(r.critical_path).c_str(),
         r.min_coresident, r.num_tasks, r.feasible ? "true" : "false", r.deterministic ? "true" : "false",
-        r.schedule == rec && r.deterministic ? "true" : "false", k + 1 < rows.size() ? "," : "");
+        r.schedule == rec && r.deterministic ? "true" : "false", cost.async_reduce ? "async" : "sync",
+        number(cost.c).c_str(), number(cost.r).c_str(), k + 1 < rows.size() ? "," : "");
   }
   std::printf("]\n");
 }
@@ -161,8 +171,9 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
                  const std::vector<plan::PlanRow>& rows, Schedule rec) {
   const char* unit = o.unit ? "" : " us";
   std::printf("dash-attn plan: %s, %s dispatch\n", shape_line(o, p).c_str(), dash::dispatch_name(o.dispatch));
-  std::printf("cost model %s: c = %.4g%s per tile pair (compute), r = %.4g%s per ordered dQ reduce\n\n",
+  std::printf("cost model %s: c = %.4g%s per tile pair (compute), r = %.4g%s per ordered dQ reduce\n",
               cost.name.c_str(), cost.c, unit, cost.r, unit);
+  std::printf("reduce model: %s\n\n", cost.reduce_model().c_str());
   double asc = 0.0;
   for (const auto& r : rows)
     if (r.schedule == Schedule::kAscending) asc = r.makespan;
@@ -182,8 +193,13 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
                 asc / r.makespan, 100.0 * r.efficiency, 100.0 * r.stall_share, 100.0 * r.idle_share,
                 r.critical_path, r.min_coresident, r.num_tasks, r.schedule == rec ? "  <- recommended" : "");
   }
-  std::printf("\nefficiency = lower bound (work / SMs) / time; stalls = SM time spent waiting for the dQ\n"
-              "semaphore; idle = SM time with no task left. * non-deterministic (the speed ceiling).\n");
+  if (cost.async_reduce)
+    std::printf("\nefficiency = lower bound (compute / SMs; the reduces run on the writer warp) / time;\n"
+                "stalls = MMA time spent waiting for a dQ stage buffer (the writer waits for the semaphore);\n"
+                "idle = SM time with no compute left. * non-deterministic (the speed ceiling).\n");
+  else
+    std::printf("\nefficiency = lower bound (work / SMs) / time; stalls = SM time spent waiting for the dQ\n"
+                "semaphore; idle = SM time with no task left. * non-deterministic (the speed ceiling).\n");
   for (const auto& r : rows)
     if (r.resolved != r.schedule) {
       std::printf("= %s resolves to %s on a full mask.\n", dash::schedule_name(r.schedule),
@@ -241,6 +257,9 @@ void plan_usage() {
       "cost model:\n"
       "  --cost-model M      default (c, r from hdim and tiles, in us) or unit\n"
       "  --c C, --r R        override the compute / reduce cost of one tile pair (unit: 1, 0.25)\n"
+      "  --reduce M          async (dQ writer warp, the default model) or sync (the reduce holds\n"
+      "                      its SM: the spec's model, the unit model's default)\n"
+      "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (2)\n"
       "  --q-tiles N         unit model: Q tiles of the single head (16)\n"
       "  --kv-tiles N        unit model: KV tiles of the single head (16)\n"
       "output:\n"
@@ -279,6 +298,7 @@ int plan_main(int argc, char** argv) {
     p.causal = o.causal == 1;
     if (!o.sms_given) o.sms = o.kv_tiles;
     cost = CostModel::unit(o.c >= 0 ? o.c : 1.0, o.r >= 0 ? o.r : 0.25);
+    cost.async_reduce = o.async_reduce == 1;
   } else {
     p.batch = o.batch;
     p.heads_q = o.heads;
@@ -292,20 +312,23 @@ int plan_main(int argc, char** argv) {
     if (o.c >= 0) cost.c = o.c;
     if (o.r >= 0) cost.r = o.r;
     if (o.c >= 0 || o.r >= 0) cost.name = "default (overridden)";
+    if (o.async_reduce >= 0) cost.async_reduce = o.async_reduce == 1;
   }
 
+  cost.stage_buffers = o.stage_buffers;
   std::vector<plan::PlanRow> rows;
   if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
   else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
   const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows);
 
-  if (o.json) print_json(rows, rec);
+  if (o.json) print_json(rows, rec, cost);
   else print_table(o, p, cost, rows, rec);
 
   if (!o.gantt.empty()) {
     dash::GanttOptions gopt;
     char costs[160];
-    std::snprintf(costs, sizeof costs, "; cost model %s: c = %.4g, r = %.4g", cost.name.c_str(), cost.c, cost.r);
+    std::snprintf(costs, sizeof costs, "; cost model %s: c = %.4g, r = %.4g, %s reduce", cost.name.c_str(), cost.c,
+                  cost.r, cost.async_reduce ? "async" : "sync");
     gopt.title = std::string("dash-attn plan: simulated backward schedules, ") + dash::dispatch_name(o.dispatch) +
                  " dispatch";
     gopt.subtitle = shape_line(o, p) + costs;

@@ -8,25 +8,45 @@
 
 namespace dash {
 
-// Rates behind CostModel::for_shape. The defaults are first guesses for one SM of an
-// H100/H200-class GPU (see cost_model.cpp); later issues calibrate them from GPU
-// measurements, so every field is overridable.
+// Rates behind CostModel::for_shape, calibrated on an H200 (132 SMs, our sm80 backward, tiles
+// 64x64, bf16; docs/schedules.md has the table): per_sm_tflops and compute_overhead_us fit the
+// atomic schedule at hdim 64 and 128 (c = 3.1 / 4.8 us), the reduce (r = 1.26 / 1.51 us) fits
+// the deterministic schedules' time relative to atomic in the async model. The grid search is
+// Calibration.DISABLED_FitCostParams in tests/cpu/test_async_reduce.cpp. Every field is
+// overridable.
 struct CostParams {
-  double per_sm_tflops = 3.0;          // achieved dense bf16 rate of one SM in the backward
+  double per_sm_tflops = 1.6;          // achieved dense bf16 rate of one SM in the backward
+  double compute_overhead_us = 1.5;    // per 64x64 tile pair (scales with bm*bn, not with d):
+                                       // softmax, exp, dS, pipeline bubbles
   double reduce_gbytes_per_s = 64.0;   // one SM's fp32 reduce-add bandwidth into L2 (GB/s)
   double reduce_latency_us = 1.0;      // semaphore acquire/release + bulk-add completion
+  bool async_reduce = true;            // the dQ writer warp model (see CostModel::async_reduce)
+  int stage_buffers = 2;               // smem dQ stage depth between MMA warps and writer
 };
 
 struct CostModel {
   double c = 1.0;  // compute node C(i, j)
   double r = 0.25; // reduce node R(i, j)
   std::string name = "unit";
+  // Reduce model.
+  //   false (sync, the spec's model): the reduce runs on the SM after its compute and holds it,
+  //     including the wait for the chain predecessor. The closed forms are for this model.
+  //   true (async, the sm80 backward since the dQ writer warp): the MMA warps hand each dQ
+  //     partial to a writer warp through `stage_buffers` smem buffers. Per CTA, over its steps
+  //     s in program order (across tasks): C(s) starts at max(end of C(s-1), end of
+  //     R(s - stage_buffers)) and R(s) starts at max(end of C(s), end of R(s-1) (one writer, in
+  //     order), end of the chain predecessor). The reduce is not SM work; a CTA takes its next
+  //     task when its last compute ends, its writer drains the old reduces meanwhile.
+  bool async_reduce = false;
+  int stage_buffers = 2;
 
   // Default model for the kernel's tiles: head_dim and the tile sizes in rows/keys.
   static CostModel for_shape(int head_dim, int block_m, int block_n,
                              const CostParams& params = CostParams{});
   // The abstract model of the spec's closed forms.
   static CostModel unit(double c = 1.0, double r = 0.25);
+  // "sync" or "async (N stage buffers)", for reports.
+  std::string reduce_model() const;
 };
 
 }  // namespace dash

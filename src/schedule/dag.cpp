@@ -11,8 +11,10 @@ Dag build_dag(const ScheduleModel& sm, const CostModel& cost) {
   Dag dag;
   // Node of the R of each (g, i, j) contribution, to chain them in rank order afterwards.
   std::vector<int> r_node(static_cast<size_t>(prog.dq_per_head()) * sm.n, -1);
+  const int K = std::max(1, cost.stage_buffers);
   for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
     int prev_r = -1;
+    std::vector<int> c_ids;  // C node of each step of this task (async edges)
     for (const StepRef& s : prog.slot_steps[slot]) {
       const int c_id = static_cast<int>(dag.nodes.size());
       dag.nodes.push_back(DagNode{false, slot, s.side, s.g, s.j, s.i, cost.c});
@@ -20,7 +22,17 @@ Dag build_dag(const ScheduleModel& sm, const CostModel& cost) {
       dag.succ.emplace_back();
       dag.succ.emplace_back();
       dag.succ[c_id].push_back(c_id + 1);
-      if (prev_r >= 0) dag.succ[prev_r].push_back(c_id);
+      if (cost.async_reduce) {
+        const int k = static_cast<int>(c_ids.size());
+        if (k >= 1) {
+          dag.succ[c_ids[k - 1]].push_back(c_id);          // C(s-1) -> C(s): the MMA warps
+          dag.succ[c_ids[k - 1] + 1].push_back(c_id + 1);  // R(s-1) -> R(s): one writer, in order
+        }
+        if (k >= K) dag.succ[c_ids[k - K] + 1].push_back(c_id);  // R(s-K) -> C(s): stage buffer
+        c_ids.push_back(c_id);
+      } else if (prev_r >= 0) {
+        dag.succ[prev_r].push_back(c_id);  // R(s-1) -> C(s): the reduce holds the SM
+      }
       prev_r = c_id + 1;
       r_node[static_cast<size_t>(prog.dq_index(s.g, s.i)) * sm.n + s.j] = c_id + 1;
     }

@@ -6,6 +6,10 @@
 //   program order of the task: R of step k -> C of step k+1 (the reduce occupies its SM, so
 //     the next compute starts after it; this is the model behind the spec's closed forms);
 //   accumulation order: R(i, s_i(k)) -> R(i, s_i(k+1)) for the rank order s_i of dQ tile i.
+// With CostModel::async_reduce the program-order edge R(s) -> C(s+1) is replaced by the writer
+// warp's edges, per task: C(s-1) -> C(s) (MMA warps), R(s-1) -> R(s) (one writer, in order),
+// R(s-K) -> C(s) (K = stage_buffers: the partial needs a free stage buffer). One task per CTA
+// (the DAG has unlimited SMs), so it is the async simulator with one SM per task.
 // Heads are independent and run the same program, so one head's DAG has the critical path of
 // the whole problem.
 #pragma once

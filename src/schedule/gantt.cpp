@@ -139,20 +139,35 @@ std::string gantt_svg(const std::vector<GanttPanel>& panels, const GanttOptions&
     size_t shown_events = 0;
     for (const StepEvent& e : sim.events) shown_events += e.sm < rows ? 1 : 0;
     const bool exact = shown_events <= static_cast<size_t>(opts.max_exact_events);
+    // Async reduce model: the writer warp's reduces overlap the next computes, so they get the
+    // lower third of the row; the stall is the MMA warps' wait for a stage buffer.
+    const bool async = sim.async_reduce;
     if (exact) {
       std::vector<int> last_task(rows, -1);
+      std::vector<double> last_compute_end(rows, 0.0);
       for (const StepEvent& e : sim.events) {
         if (e.sm >= rows) continue;
         const double ry = top + e.sm * row_h + 1, rh = row_h - 2;
         const char* col = head_color(e.head);
+        const double ch = async ? rh * 0.62 : rh;
         body << "<rect x='" << num(X(e.start)) << "' y='" << ry << "' width='"
-             << num((e.compute_end - e.start) * xs) << "' height='" << rh << "' fill='" << col
+             << num((e.compute_end - e.start) * xs) << "' height='" << ch << "' fill='" << col
              << "' class='c'/>";
-        if (e.reduce_start > e.compute_end)
+        if (async) {
+          if (e.start > last_compute_end[e.sm])
+            body << "<rect x='" << num(X(last_compute_end[e.sm])) << "' y='" << ry << "' width='"
+                 << num((e.start - last_compute_end[e.sm]) * xs) << "' height='" << ch << "' fill='url(#stall)'/>";
+          last_compute_end[e.sm] = e.compute_end;
+          const double wy = ry + rh * 0.66, wh = rh * 0.34;
+          const std::string d = darker(col);
+          body << "<rect x='" << num(X(e.reduce_start)) << "' y='" << num(wy) << "' width='"
+               << num((e.reduce_end - e.reduce_start) * xs) << "' height='" << num(wh) << "' fill='" << d
+               << "'/>";
+        } else if (e.reduce_start > e.compute_end)
           body << "<rect x='" << num(X(e.compute_end)) << "' y='" << ry << "' width='"
                << num((e.reduce_start - e.compute_end) * xs) << "' height='" << rh
                << "' fill='url(#stall)'/>";
-        if (e.reduce_end > e.reduce_start) {
+        if (!async && e.reduce_end > e.reduce_start) {
           const std::string d = darker(col);
           body << "<rect x='" << num(X(e.reduce_start)) << "' y='" << ry << "' width='"
                << num((e.reduce_end - e.reduce_start) * xs) << "' height='" << rh << "' fill='" << d
@@ -182,14 +197,19 @@ std::string gantt_svg(const std::vector<GanttPanel>& panels, const GanttOptions&
       for (int s = 0; s < rows; ++s) {
         std::fill(head.begin(), head.end(), -1);
         std::fill(stall.begin(), stall.end(), 0.0);
+        double prev_ce = 0.0;
         for (const StepEvent* ep : per_sm[s]) {
           const StepEvent& e = *ep;
           const int b0 = std::max(0, static_cast<int>(std::floor(e.start / bw - 0.5)));
-          for (int b = b0; b < bins && (b + 0.5) * bw < e.reduce_end; ++b)
+          const double busy_end = async ? e.compute_end : e.reduce_end;
+          for (int b = b0; b < bins && (b + 0.5) * bw < busy_end; ++b)
             if ((b + 0.5) * bw >= e.start) head[b] = e.head;
-          if (e.reduce_start > e.compute_end) {
-            for (int b = static_cast<int>(e.compute_end / bw); b < bins && b * bw < e.reduce_start; ++b)
-              stall[b] += std::max(0.0, std::min((b + 1) * bw, e.reduce_start) - std::max(b * bw, e.compute_end));
+          // The SM's wait: for the chain (sync) or for a stage buffer (async).
+          const double w0 = async ? prev_ce : e.compute_end, w1 = async ? e.start : e.reduce_start;
+          prev_ce = e.compute_end;
+          if (w1 > w0) {
+            for (int b = static_cast<int>(w0 / bw); b < bins && b * bw < w1; ++b)
+              stall[b] += std::max(0.0, std::min((b + 1) * bw, w1) - std::max(b * bw, w0));
           }
         }
         const double ry = top + s * row_h + 1, rh = row_h - 2;

@@ -1,6 +1,7 @@
 #include "schedule/simulator.h"
 
 #include <algorithm>
+#include <deque>
 #include <queue>
 #include <sstream>
 
@@ -21,10 +22,14 @@ struct Waiter {
   int rank, sm;
 };
 
+SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, Dispatch dispatch,
+                         bool record_events, int record_sms);
+
 }  // namespace
 
 SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispatch dispatch,
                    bool record_events, int record_sms) {
+  if (cost.async_reduce && P > 0) return simulate_async(sm, cost, P, dispatch, record_events, record_sms);
   SimResult res;
   res.num_sms = P;
   if (P <= 0) {
@@ -157,5 +162,193 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispat
   for (int s = 0; s < P; ++s) res.sm_idle[s] = std::max(0.0, res.makespan - res.sm_busy[s] - res.sm_stall[s]);
   return res;
 }
+
+namespace {
+
+// The dQ writer-warp model (CostModel::async_reduce). Every CTA has two sides: the MMA warps,
+// driven by the `ready` queue in time order (so dynamic dispatch sees the same order as on the
+// GPU), and the writer, which reduces the handed-off partials strictly in hand-off order as
+// soon as their chain predecessor is done. Every time the writer finishes a reduce is later
+// than the event being processed (it ends after a compute that ends after it), so the queue
+// stays monotone.
+SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, Dispatch dispatch,
+                         bool record_events, int record_sms) {
+  SimResult res;
+  res.num_sms = P;
+  res.async_reduce = true;
+  const int K = std::max(1, cost.stage_buffers);
+  const Program prog(sm);
+  const int per_head = prog.dq_per_head();
+  const int num_tasks = sm.num_tasks();
+  const size_t num_dq = static_cast<size_t>(sm.p.num_heads()) * per_head;
+  std::vector<int> next_rank(num_dq, 0);
+  std::vector<double> last_end(num_dq, 0.0);
+  std::vector<std::vector<Waiter>> waiting(num_dq);
+
+  struct Item {  // a partial handed to the writer
+    int task, step;
+    double start, compute_end;
+  };
+  struct Cta {
+    int task = -1, step = 0, taken = 0;
+    long long handed = 0, reduced = 0;  // partials handed to / reduced by the writer
+    std::deque<Item> queue;             // handed, not yet reduced (at most K)
+    std::vector<double> ring;           // reduce end of partial q at ring[q % K]
+    double writer_end = 0.0;
+    double mma_end = 0.0;               // end of the last compute
+    bool blocked = false;               // the MMA side waits for a stage buffer
+    double blocked_since = 0.0;
+    bool writer_waiting = false;        // the writer's head partial waits for its chain
+  };
+  std::vector<Cta> ctas(P);
+  for (Cta& c : ctas) c.ring.assign(K, 0.0);
+  res.sm_busy.assign(P, 0.0);
+  res.sm_stall.assign(P, 0.0);
+  res.stall_by_kv_tile.assign(sm.n, 0.0);
+  int next_task = 0, finished_tasks = 0;
+  long long steps_per_head = 0;
+  for (int slot = 0; slot < sm.tasks_per_head; ++slot)
+    steps_per_head += static_cast<long long>(prog.slot_steps[slot].size());
+  const double total_steps = static_cast<double>(steps_per_head) * sm.p.num_heads();
+  if (record_events) {
+    const double share = record_sms > 0 && record_sms < P ? static_cast<double>(record_sms) / P : 1.0;
+    res.events.reserve(static_cast<size_t>(total_steps * share * 1.1));
+  }
+  using QItem = std::pair<double, int>;
+  std::priority_queue<QItem, std::vector<QItem>, std::greater<QItem>> ready;
+  for (int s = 0; s < P; ++s) ready.push({0.0, s});
+
+  auto step_of = [&](int task, int step) -> const StepRef& {
+    return prog.slot_steps[sm.task_slot(task)][step];
+  };
+  auto dq_of = [&](int task, const StepRef& st) {
+    return static_cast<size_t>(sm.task_head(task)) * per_head + prog.dq_index(st.g, st.i);
+  };
+  std::vector<int> work;  // CTAs whose writer may be able to proceed
+
+  // Compute of CTA s's next step, the MMA side free since `free_at`, buffer free at `buf`.
+  auto compute = [&](int s, double free_at, double buf) {
+    Cta& cta = ctas[s];
+    const double start = std::max(free_at, buf);
+    const StepRef& st = step_of(cta.task, cta.step);
+    res.sm_stall[s] += start - free_at;
+    res.stall_by_kv_tile[st.j] += start - free_at;
+    res.sm_busy[s] += cost.c;
+    cta.mma_end = start + cost.c;
+    cta.queue.push_back(Item{cta.task, cta.step, start, cta.mma_end});
+    ++cta.handed;
+    ++cta.step;
+    ready.push({cta.mma_end, s});
+    work.push_back(s);
+  };
+
+  // Runs the writers in `work` as far as their chains allow (cascading through wake-ups).
+  auto drain = [&]() {
+    while (!work.empty()) {
+      const int s = work.back();
+      work.pop_back();
+      Cta& cta = ctas[s];
+      while (!cta.queue.empty()) {
+        const Item it = cta.queue.front();
+        const StepRef& st = step_of(it.task, it.step);
+        const int rank = prog.rank_of(st.i, st.j);
+        const size_t dq = dq_of(it.task, st);
+        if (rank >= 0 && next_rank[dq] != rank) {
+          if (!cta.writer_waiting) {
+            waiting[dq].push_back(Waiter{rank, s});
+            cta.writer_waiting = true;
+          }
+          break;
+        }
+        cta.writer_waiting = false;
+        const double rs = std::max({it.compute_end, cta.writer_end, rank >= 0 ? last_end[dq] : 0.0});
+        const double re = rs + cost.r;
+        cta.writer_end = re;
+        cta.queue.pop_front();
+        cta.ring[cta.reduced % K] = re;
+        ++cta.reduced;
+        if (record_events && (record_sms <= 0 || s < record_sms))
+          res.events.push_back(StepEvent{s, it.task, sm.task_head(it.task), st.j, st.i, st.g, it.start,
+                                         it.compute_end, rs, re});
+        if (rank >= 0) {
+          ++next_rank[dq];
+          last_end[dq] = re;
+          auto& w = waiting[dq];
+          for (size_t k = 0; k < w.size(); ++k)
+            if (w[k].rank == next_rank[dq]) {
+              work.push_back(w[k].sm);
+              w.erase(w.begin() + static_cast<long>(k));
+              break;
+            }
+        }
+        // A stage buffer came free: the MMA side may go on.
+        if (cta.blocked && cta.reduced > cta.handed - K) {
+          cta.blocked = false;
+          compute(s, cta.blocked_since, cta.ring[(cta.handed - K) % K]);
+        }
+      }
+    }
+  };
+
+  while (!ready.empty()) {
+    const auto [time, s] = ready.top();
+    ready.pop();
+    Cta& cta = ctas[s];
+    while (cta.task >= 0 && cta.step == static_cast<int>(prog.slot_steps[sm.task_slot(cta.task)].size())) {
+      cta.task = -1;
+      ++finished_tasks;
+    }
+    if (cta.task < 0) {
+      int t = -1;
+      if (dispatch == Dispatch::kDynamic) {
+        if (next_task < num_tasks) t = next_task++;
+      } else {
+        const long long k = s + static_cast<long long>(cta.taken) * P;
+        if (k < num_tasks) { t = static_cast<int>(k); ++cta.taken; }
+      }
+      if (t < 0) continue;
+      cta.task = t;
+      cta.step = 0;
+      if (prog.slot_steps[sm.task_slot(t)].empty()) { ready.push({time, s}); continue; }
+    }
+    // Partial q = handed needs the buffer of partial q - K reduced.
+    if (cta.handed >= K && cta.reduced <= cta.handed - K) {
+      cta.blocked = true;
+      cta.blocked_since = time;
+      continue;
+    }
+    compute(s, time, cta.handed >= K ? cta.ring[(cta.handed - K) % K] : 0.0);
+    drain();
+  }
+
+  bool writers_done = true;
+  for (const Cta& c : ctas) writers_done = writers_done && c.queue.empty() && !c.blocked;
+  if (finished_tasks < num_tasks || !writers_done) {
+    res.ok = false;
+    std::ostringstream os;
+    os << schedule_name(sm.schedule) << ": deadlock on " << P << " SMs (" << dispatch_name(dispatch)
+       << ", async reduce): " << finished_tasks << "/" << num_tasks << " tasks computed;";
+    int shown = 0;
+    for (int s = 0; s < P && shown < 4; ++s) {
+      if (ctas[s].queue.empty()) continue;
+      const Item& it = ctas[s].queue.front();
+      const StepRef& st = step_of(it.task, it.step);
+      os << " SM " << s << " writer, task " << it.task << " (KV " << st.j << " -> dQ " << st.i << ", g " << st.g
+         << ") waits for rank " << prog.rank_of(st.i, st.j) << (ctas[s].blocked ? ", MMA warps blocked" : "")
+         << ";";
+      ++shown;
+    }
+    res.error = os.str();
+  }
+  for (const Cta& c : ctas) res.makespan = std::max({res.makespan, c.mma_end, c.writer_end});
+  for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
+  res.total_work = total_steps * cost.c;
+  res.lower_bound = res.total_work / P;
+  res.sm_idle.resize(P);
+  for (int s = 0; s < P; ++s) res.sm_idle[s] = std::max(0.0, res.makespan - res.sm_busy[s] - res.sm_stall[s]);
+  return res;
+}
+
+}  // namespace
 
 }  // namespace dash

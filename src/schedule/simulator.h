@@ -3,8 +3,14 @@
 //
 // A CTA takes a task (static: CTA p takes p, p+P, ...; dynamic: a CTA that becomes free takes
 // the next task at that time, ties broken by CTA index) and runs its steps in program order.
-// A step runs C (cost c), then waits until its chain predecessor's R has finished (a stall,
-// the SM is held), then runs R (cost r). Atomic reduces never wait.
+// Sync reduce model (CostModel::async_reduce false, the spec's): a step runs C (cost c), then
+// waits until its chain predecessor's R has finished (a stall, the SM is held), then runs R
+// (cost r). Atomic reduces never wait.
+// Async reduce model (the dQ writer warp): per CTA, C(s) starts at max(end of C(s-1), end of
+// R(s - stage_buffers)) (waiting for a stage buffer is the stall), R(s) starts at max(end of
+// C(s), end of R(s-1) on the same writer, end of the chain predecessor). The CTA takes its next
+// task when its last compute ends; busy time is compute only and the lower bound is the total
+// compute / P. Atomic reduces skip the chain but still occupy the writer and the buffers.
 #pragma once
 
 #include <string>
@@ -17,7 +23,7 @@ namespace dash {
 
 struct StepEvent {
   int sm, task, head, j, i, g;
-  double start, compute_end, reduce_start, reduce_end;
+  double start, compute_end, reduce_start, reduce_end;  // async: the reduce runs on the writer
 };
 
 struct SimResult {
@@ -25,13 +31,16 @@ struct SimResult {
   std::string error;
   int num_sms = 0;
   double makespan = 0.0;
-  double total_work = 0.0;    // sum of c + r over every step
+  bool async_reduce = false;  // which reduce model produced this (see above)
+  double total_work = 0.0;    // sum of c + r over every step (async: c only, the SM's work)
   double lower_bound = 0.0;   // total_work / num_sms
-  double total_stall = 0.0;   // time SMs spent waiting for a chain predecessor
-  std::vector<double> sm_busy;   // compute + reduce time per SM
+  double total_stall = 0.0;   // time SMs spent waiting for a chain predecessor (async: for a
+                              // stage buffer, i.e. for the writer that waits for one)
+  std::vector<double> sm_busy;   // compute + reduce time per SM (async: compute)
   std::vector<double> sm_stall;  // waiting time per SM
   std::vector<double> sm_idle;   // makespan - busy - stall (no task left, or tail)
   std::vector<double> stall_by_kv_tile;  // where the stalls are: per KV tile j, all heads
+                                         // (async: the KV tile of the delayed compute)
   std::vector<StepEvent> events;         // filled when requested, in simulation order
 
   double efficiency() const { return makespan > 0 ? lower_bound / makespan : 1.0; }
