@@ -1,0 +1,160 @@
+"""torch.library custom ops ``dash_attn::fwd`` and ``dash_attn::bwd``.
+
+The real implementations call the compiled extension ``dash_attn._C`` (imported lazily, on the
+first real call); the fake implementations (used by FakeTensorMode, torch.compile tracing and
+meta tensors) only describe output shapes and dtypes and never touch the extension, so this
+module imports and traces on a machine without a GPU or without the compiled extension.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Tuple
+
+import torch
+
+__all__ = ["fwd", "bwd", "extension", "has_extension", "kernel_layout"]
+
+_EXT = None
+_EXT_ERROR = None
+
+
+def extension():
+    """The compiled extension module ``dash_attn._C`` (ImportError with a hint if missing)."""
+    global _EXT, _EXT_ERROR
+    if _EXT is None:
+        try:
+            _EXT = importlib.import_module("dash_attn._C")
+        except ImportError as e:  # not built (CPU-only install) or built for another torch
+            _EXT_ERROR = e
+            raise ImportError(
+                "dash_attn: the compiled extension dash_attn._C is not available "
+                f"({e}). Build it on a machine with nvcc 13 and PyTorch: "
+                "`pip install --no-build-isolation .` from the dash-attn repo root. "
+                "Argument checks and fake/meta tensors work without it; running the kernels does not."
+            ) from e
+    return _EXT
+
+
+def has_extension() -> bool:
+    """True when the compiled extension imports."""
+    try:
+        extension()
+        return True
+    except ImportError:
+        return False
+
+
+def kernel_layout(t: torch.Tensor, check_offset: bool = True) -> torch.Tensor:
+    """``t`` itself when the kernels accept its layout, else a contiguous copy.
+
+    The kernels read (batch, seqlen, heads, head_dim) tensors with any strides on the first
+    three dimensions that are positive multiples of 8 elements (16 bytes; a size-1 dimension's
+    stride does not matter), a contiguous head_dim, and a 16-byte aligned start (storage offset
+    a multiple of 8 elements; the allocator aligns the storage itself).
+
+    check_offset=False skips the storage-offset test, which torch.compile cannot trace (Dynamo
+    does not put storage_offset() in a graph): the traced path checks strides only and the
+    op's real implementation, which runs eagerly, checks everything.
+    """
+    ok = t.stride(-1) == 1
+    if ok:
+        for d in range(t.dim() - 1):
+            if t.shape[d] > 1 and (t.stride(d) <= 0 or t.stride(d) % 8 != 0):
+                ok = False
+                break
+    if ok and check_offset:
+        ok = t.storage_offset() % 8 == 0
+    if ok:
+        return t
+    # clone, not contiguous(): a contiguous tensor at a misaligned storage offset needs a copy too.
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+# ---- forward ----------------------------------------------------------------------------------
+# bwd_schedule / bwd_num_ctas are not used by the forward; they ride along so that the autograd
+# formula (setup_context sees only the op's inputs and outputs) knows how to run the backward.
+@torch.library.custom_op("dash_attn::fwd", mutates_args=(), device_types="cuda")
+def fwd(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool,
+    softmax_scale: float,
+    bwd_schedule: str,
+    bwd_num_ctas: int,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(o, lse): o (batch, seqlen_q, heads_q, head_dim) contiguous, lse (batch, heads_q,
+    seqlen_q) float32 natural log (-inf for a row that sees no key). softmax_scale 0 selects
+    1/sqrt(head_dim)."""
+    o, lse = extension().fwd(kernel_layout(q), kernel_layout(k), kernel_layout(v), causal, softmax_scale)
+    return o, lse
+
+
+@fwd.register_fake
+def _fwd_fake(q, k, v, causal, softmax_scale, bwd_schedule, bwd_num_ctas):
+    b, sq, hq, _ = q.shape
+    o = q.new_empty(q.shape)  # contiguous, like the real output
+    lse = q.new_empty((b, hq, sq), dtype=torch.float32)
+    return o, lse
+
+
+# ---- backward ---------------------------------------------------------------------------------
+@torch.library.custom_op("dash_attn::bwd", mutates_args=(), device_types="cuda")
+def bwd(
+    dout: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    o: torch.Tensor,
+    lse: torch.Tensor,
+    causal: bool,
+    softmax_scale: float,
+    schedule: str,
+    num_ctas: int,
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(dq, dk, dv), contiguous, with the dtypes and shapes of q, k, v. schedule is a concrete
+    name or "auto" (resolved by the planner); "atomic" is non-deterministic. num_ctas 0 sizes the
+    persistent grid from the device."""
+    return tuple(
+        extension().bwd(
+            kernel_layout(dout),
+            kernel_layout(q),
+            kernel_layout(k),
+            kernel_layout(v),
+            kernel_layout(o),
+            lse.contiguous(),
+            causal,
+            softmax_scale,
+            schedule,
+            num_ctas,
+        )
+    )
+
+
+@bwd.register_fake
+def _bwd_fake(dout, q, k, v, o, lse, causal, softmax_scale, schedule, num_ctas):
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+
+# ---- autograd ---------------------------------------------------------------------------------
+def _setup_context(ctx, inputs, output):
+    q, k, v, causal, softmax_scale, bwd_schedule, bwd_num_ctas = inputs
+    o, lse = output
+    ctx.save_for_backward(q, k, v, o, lse)
+    ctx.causal = causal
+    ctx.softmax_scale = softmax_scale
+    ctx.bwd_schedule = bwd_schedule
+    ctx.bwd_num_ctas = bwd_num_ctas
+
+
+def _backward(ctx, grad_o, grad_lse):
+    # lse is an internal output (dash_attn.attention returns o only): its gradient is ignored.
+    q, k, v, o, lse = ctx.saved_tensors
+    if grad_o is None:
+        return None, None, None, None, None, None, None
+    dout = kernel_layout(grad_o, check_offset=False)  # e.g. the stride-0 gradient of o.sum()
+    dq, dk, dv = bwd(dout, q, k, v, o, lse, ctx.causal, ctx.softmax_scale, ctx.bwd_schedule, ctx.bwd_num_ctas)
+    return dq, dk, dv, None, None, None, None
+
+
+fwd.register_autograd(_backward, setup_context=_setup_context)

@@ -1,0 +1,272 @@
+// PyTorch binding of the dash-attn C++ API (include/dash_attn/attention.h).
+//
+// The only translation unit that sees torch headers. Plain pybind11 functions on at::Tensor;
+// python/dash_attn/_ops.py registers them as torch.library custom ops (dash_attn::fwd,
+// dash_attn::bwd) with fake implementations and the autograd formula.
+//
+// Errors: bad arguments raise ValueError (TypeError for a wrong dtype) naming the argument;
+// a non-ok dash::Status raises ValueError (invalid argument / unsupported) or RuntimeError
+// (CUDA error, insufficient resources) carrying status.message.
+#include <torch/extension.h>
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <climits>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dash_attn/attention.h"
+#include "dash_attn/schedule.h"
+
+namespace py = pybind11;
+
+namespace {
+
+template <typename... Args>
+[[noreturn]] void value_error(const Args&... args) {
+  throw py::value_error(c10::str("dash_attn: ", args...));
+}
+
+template <typename... Args>
+[[noreturn]] void type_error(const Args&... args) {
+  throw py::type_error(c10::str("dash_attn: ", args...));
+}
+
+[[noreturn]] void throw_status(const dash::Status& st, const char* entry) {
+  const std::string msg = c10::str("dash_attn.", entry, ": ", st.message);
+  if (st.code == dash::StatusCode::kInvalidArgument || st.code == dash::StatusCode::kUnsupported)
+    throw py::value_error(msg);
+  throw std::runtime_error(msg);
+}
+
+// Checks shared by every (batch, seqlen, heads, head_dim) tensor argument.
+void check_bshd(const at::Tensor& t, const char* name, const at::Tensor& ref) {
+  if (!t.defined()) value_error(name, " is undefined");
+  if (!t.is_cuda()) value_error(name, " must be a CUDA tensor (got device ", t.device(), ")");
+  if (t.device() != ref.device())
+    value_error(name, " is on ", t.device(), " but q is on ", ref.device(), ": all tensors must be on one device");
+  if (t.scalar_type() != at::kBFloat16 && t.scalar_type() != at::kHalf)
+    type_error(name, " must be bfloat16 or float16 (got ", t.scalar_type(), ")");
+  if (t.scalar_type() != ref.scalar_type())
+    type_error(name, " has dtype ", t.scalar_type(), " but q has ", ref.scalar_type(), ": dtypes must match");
+  if (t.dim() != 4) value_error(name, " must be 4-D (batch, seqlen, heads, head_dim), got shape ", t.sizes());
+  if (t.stride(3) != 1 && t.size(3) > 1)
+    value_error(name, " must have a contiguous last dimension (head_dim stride 1), got strides ", t.strides());
+  for (int d = 0; d < 3; ++d) {
+    if (t.size(d) > 1 && (t.stride(d) % 8 != 0 || t.stride(d) <= 0))
+      value_error(name, " strides on (batch, seqlen, heads) must be positive multiples of 8 elements, got strides ",
+                  t.strides(), " (call .contiguous())");
+  }
+  if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0)
+    value_error(name, " data pointer must be 16-byte aligned (storage_offset ", t.storage_offset(),
+                " is not a multiple of 8 elements; call .contiguous())");
+}
+
+// A size-1 dimension's stride is irrelevant (torch may report anything there): pass 0, which the
+// C API accepts for a single batch / position / head.
+dash::Strides3 strides_of(const at::Tensor& t) {
+  dash::Strides3 s;
+  s.batch = t.size(0) == 1 ? 0 : t.stride(0);
+  s.seq = t.size(1) == 1 ? 0 : t.stride(1);
+  s.head = t.size(2) == 1 ? 0 : t.stride(2);
+  return s;
+}
+
+int to_int(int64_t x, const char* what) {
+  if (x < 1 || x > INT_MAX) value_error(what, " must be in [1, ", INT_MAX, "], got ", x);
+  return static_cast<int>(x);
+}
+
+dash::AttnShape make_shape(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
+                           double softmax_scale) {
+  check_bshd(q, "q", q);
+  check_bshd(k, "k", q);
+  check_bshd(v, "v", q);
+  if (k.sizes() != v.sizes()) value_error("k and v must have the same shape, got ", k.sizes(), " and ", v.sizes());
+  if (k.size(0) != q.size(0)) value_error("batch of k (", k.size(0), ") differs from batch of q (", q.size(0), ")");
+  if (k.size(3) != q.size(3))
+    value_error("head_dim of k/v (", k.size(3), ") differs from head_dim of q (", q.size(3), ")");
+  if (q.size(3) != 64 && q.size(3) != 128) value_error("head_dim ", q.size(3), " is not supported (supported: 64, 128)");
+  if (q.size(2) % k.size(2) != 0)
+    value_error("heads of q (", q.size(2), ") must be a multiple of heads of k/v (", k.size(2), ")");
+  if (!(softmax_scale >= 0.0) || softmax_scale > 3.0e38)
+    value_error("softmax_scale must be finite and >= 0 (0 = 1/sqrt(head_dim)), got ", softmax_scale);
+  dash::AttnShape s;
+  s.batch = to_int(q.size(0), "batch");
+  s.seqlen_q = to_int(q.size(1), "seqlen_q");
+  s.seqlen_k = to_int(k.size(1), "seqlen_k");
+  s.heads_q = to_int(q.size(2), "heads_q");
+  s.heads_kv = to_int(k.size(2), "heads_kv");
+  s.head_dim = static_cast<int>(q.size(3));
+  s.dtype = q.scalar_type() == at::kBFloat16 ? dash::DType::kBF16 : dash::DType::kFP16;
+  s.causal = causal;
+  s.softmax_scale = static_cast<float>(softmax_scale);
+  return s;
+}
+
+void check_lse(const at::Tensor& lse, const dash::AttnShape& s, const at::Tensor& q) {
+  if (!lse.defined()) value_error("lse is undefined");
+  if (!lse.is_cuda() || lse.device() != q.device())
+    value_error("lse must be on the device of q (", q.device(), "), got ", lse.device());
+  if (lse.scalar_type() != at::kFloat) type_error("lse must be float32, got ", lse.scalar_type());
+  if (lse.dim() != 3 || lse.size(0) != s.batch || lse.size(1) != s.heads_q || lse.size(2) != s.seqlen_q)
+    value_error("lse must have shape (batch, heads_q, seqlen_q) = (", s.batch, ", ", s.heads_q, ", ", s.seqlen_q,
+                "), got ", lse.sizes());
+  if (!lse.is_contiguous()) value_error("lse must be contiguous");
+}
+
+std::mutex g_info_mu;
+bool g_has_info = false;
+dash::BwdLaunchInfo g_last_info;
+
+std::tuple<at::Tensor, at::Tensor> fwd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
+                                       double softmax_scale) {
+  const dash::AttnShape shape = make_shape(q, k, v, causal, softmax_scale);
+  const c10::cuda::CUDAGuard guard(q.device());
+  at::Tensor o = at::empty(q.sizes(), q.options());  // contiguous (batch, seqlen_q, heads_q, head_dim)
+  at::Tensor lse = at::empty({shape.batch, shape.heads_q, shape.seqlen_q}, q.options().dtype(at::kFloat));
+
+  dash::AttnFwdParams p;
+  p.shape = shape;
+  p.q = q.data_ptr();
+  p.q_stride = strides_of(q);
+  p.k = k.data_ptr();
+  p.k_stride = strides_of(k);
+  p.v = v.data_ptr();
+  p.v_stride = strides_of(v);
+  p.o = o.data_ptr();
+  p.o_stride = strides_of(o);
+  p.lse = lse.data_ptr<float>();
+  const dash::Status st = dash::attn_fwd(p, at::cuda::getCurrentCUDAStream().stream());
+  if (!st.ok()) throw_status(st, "fwd");
+  return {o, lse};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> bwd(const at::Tensor& dout, const at::Tensor& q, const at::Tensor& k,
+                                                   const at::Tensor& v, const at::Tensor& o, const at::Tensor& lse,
+                                                   bool causal, double softmax_scale, const std::string& schedule,
+                                                   int64_t num_ctas) {
+  const dash::AttnShape shape = make_shape(q, k, v, causal, softmax_scale);
+  check_bshd(o, "o", q);
+  check_bshd(dout, "dout", q);
+  if (o.sizes() != q.sizes()) value_error("o must have the shape of q ", q.sizes(), ", got ", o.sizes());
+  if (dout.sizes() != q.sizes()) value_error("dout must have the shape of q ", q.sizes(), ", got ", dout.sizes());
+  check_lse(lse, shape, q);
+  dash::Schedule sched;
+  if (!dash::parse_schedule(schedule.c_str(), &sched)) {
+    std::string names;
+    for (int i = 0; i <= static_cast<int>(dash::Schedule::kAuto); ++i)
+      names += c10::str(i ? ", " : "", dash::schedule_name(static_cast<dash::Schedule>(i)));
+    value_error("schedule '", schedule, "' is unknown (expected one of: ", names, ")");
+  }
+  if (num_ctas < 0 || num_ctas > INT_MAX) value_error("num_ctas must be >= 0 (0 = sized from the device), got ", num_ctas);
+
+  const c10::cuda::CUDAGuard guard(q.device());
+  at::Tensor dq = at::empty(q.sizes(), q.options());
+  at::Tensor dk = at::empty(k.sizes(), k.options());
+  at::Tensor dv = at::empty(v.sizes(), v.options());
+
+  // The C API needs a 256-byte aligned workspace. The caching allocator's blocks are 512-byte
+  // aligned, but do not rely on it: over-allocate by 256 bytes and align the pointer.
+  const size_t ws_bytes = dash::attn_bwd_workspace_size(shape);
+  at::Tensor ws = at::empty({static_cast<int64_t>(ws_bytes) + 256}, q.options().dtype(at::kByte));
+  const uintptr_t base = reinterpret_cast<uintptr_t>(ws.data_ptr());
+  void* ws_ptr = reinterpret_cast<void*>((base + 255) & ~static_cast<uintptr_t>(255));
+
+  dash::AttnBwdParams p;
+  p.shape = shape;
+  p.q = q.data_ptr();
+  p.q_stride = strides_of(q);
+  p.k = k.data_ptr();
+  p.k_stride = strides_of(k);
+  p.v = v.data_ptr();
+  p.v_stride = strides_of(v);
+  p.o = o.data_ptr();
+  p.o_stride = strides_of(o);
+  p.dout = dout.data_ptr();
+  p.dout_stride = strides_of(dout);
+  p.lse = lse.data_ptr<float>();
+  p.dq = dq.data_ptr();
+  p.dq_stride = strides_of(dq);
+  p.dk = dk.data_ptr();
+  p.dk_stride = strides_of(dk);
+  p.dv = dv.data_ptr();
+  p.dv_stride = strides_of(dv);
+  p.schedule = sched;
+  p.dispatch = dash::Dispatch::kDynamic;
+  p.num_ctas = static_cast<int>(num_ctas);
+  p.allow_fallback = true;
+
+  dash::BwdLaunchInfo info;
+  // `ws` is released when this function returns; the caching allocator reuses it only in
+  // stream order (the current stream, which the kernels were launched on).
+  const dash::Status st = dash::attn_bwd(p, ws_ptr, ws_bytes, at::cuda::getCurrentCUDAStream().stream(), &info);
+  if (!st.ok()) throw_status(st, "bwd");
+  {
+    std::lock_guard<std::mutex> lock(g_info_mu);
+    g_last_info = info;
+    g_has_info = true;
+  }
+  return {dq, dk, dv};
+}
+
+std::vector<std::string> schedule_names() {
+  std::vector<std::string> names;
+  for (int i = 0; i <= static_cast<int>(dash::Schedule::kAuto); ++i)
+    names.emplace_back(dash::schedule_name(static_cast<dash::Schedule>(i)));
+  return names;
+}
+
+py::object last_bwd_info() {
+  dash::BwdLaunchInfo info;
+  {
+    std::lock_guard<std::mutex> lock(g_info_mu);
+    if (!g_has_info) return py::none();
+    info = g_last_info;
+  }
+  py::dict d;
+  d["schedule"] = std::string(dash::schedule_name(info.schedule));
+  d["dispatch"] = std::string(dash::dispatch_name(info.dispatch));
+  d["num_ctas"] = info.num_ctas;
+  d["block_m"] = info.block_m;
+  d["block_n"] = info.block_n;
+  d["num_tasks"] = info.num_tasks;
+  d["min_coresident"] = info.min_coresident;
+  d["fell_back"] = info.fell_back;
+  d["note"] = std::string(info.note);
+  return d;
+}
+
+int64_t bwd_workspace_size(int64_t batch, int64_t seqlen_q, int64_t seqlen_k, int64_t heads_q, int64_t heads_kv,
+                           int64_t head_dim, bool causal) {
+  dash::AttnShape s;
+  s.batch = to_int(batch, "batch");
+  s.seqlen_q = to_int(seqlen_q, "seqlen_q");
+  s.seqlen_k = to_int(seqlen_k, "seqlen_k");
+  s.heads_q = to_int(heads_q, "heads_q");
+  s.heads_kv = to_int(heads_kv, "heads_kv");
+  s.head_dim = to_int(head_dim, "head_dim");
+  s.causal = causal;
+  return static_cast<int64_t>(dash::attn_bwd_workspace_size(s));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "dash-attn kernels (C++ API binding); use dash_attn.attention, not these directly";
+  m.def("fwd", &fwd, "Attention forward: (o, lse)", py::arg("q"), py::arg("k"), py::arg("v"), py::arg("causal"),
+        py::arg("softmax_scale"));
+  m.def("bwd", &bwd, "Attention backward: (dq, dk, dv)", py::arg("dout"), py::arg("q"), py::arg("k"), py::arg("v"),
+        py::arg("o"), py::arg("lse"), py::arg("causal"), py::arg("softmax_scale"), py::arg("schedule"),
+        py::arg("num_ctas"));
+  m.def("schedule_names", &schedule_names, "Schedule names the backward accepts");
+  m.def("last_bwd_info", &last_bwd_info,
+        "What the last backward launch did (dict: schedule, num_ctas, fell_back, note, ...), None before any");
+  m.def("bwd_workspace_size", &bwd_workspace_size, "Bytes of device workspace the backward allocates",
+        py::arg("batch"), py::arg("seqlen_q"), py::arg("seqlen_k"), py::arg("heads_q"), py::arg("heads_kv"),
+        py::arg("head_dim"), py::arg("causal"));
+}

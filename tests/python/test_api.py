@@ -1,0 +1,286 @@
+"""Tests that run without a GPU: argument checks, schedule resolution, the fake (meta)
+implementations, autograd wiring and torch.compile(fullgraph=True) tracing on meta tensors."""
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+import dash_attn
+from dash_attn import _ops
+
+BF16, FP16 = torch.bfloat16, torch.float16
+
+
+def meta(*shape, dtype=BF16, requires_grad=False):
+    return torch.empty(*shape, device="meta", dtype=dtype, requires_grad=requires_grad)
+
+
+def qkv_meta(b=2, sq=128, sk=128, hq=8, hkv=2, d=64, dtype=BF16, requires_grad=False):
+    return (
+        meta(b, sq, hq, d, dtype=dtype, requires_grad=requires_grad),
+        meta(b, sk, hkv, d, dtype=dtype, requires_grad=requires_grad),
+        meta(b, sk, hkv, d, dtype=dtype, requires_grad=requires_grad),
+    )
+
+
+# ---- import ----------------------------------------------------------------------------------
+def test_import_does_not_load_extension():
+    code = "import sys, dash_attn; assert 'dash_attn._C' not in sys.modules; print(dash_attn.SCHEDULES)"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_ops_registered():
+    assert "dash_attn::fwd" in str(torch.ops.dash_attn.fwd.default._schema)
+    assert "dash_attn::bwd" in str(torch.ops.dash_attn.bwd.default._schema)
+    assert isinstance(dash_attn.has_extension(), bool)
+
+
+# ---- argument checks on CPU tensors ------------------------------------------------------------
+def test_cpu_tensors_rejected():
+    q = torch.randn(2, 16, 4, 64, dtype=BF16)
+    with pytest.raises(ValueError, match=r"q must be a CUDA tensor.*cpu"):
+        dash_attn.attention(q, q, q)
+    with pytest.raises(ValueError, match=r"must be a CUDA tensor"):
+        dash_attn.attention_sdpa_layout(q, q, q)
+
+
+def test_mixed_devices_rejected():
+    q = meta(2, 16, 4, 64)
+    k = torch.randn(2, 16, 4, 64, dtype=BF16)
+    with pytest.raises(ValueError, match=r"k must be a CUDA tensor"):
+        dash_attn.attention(q, k, q)
+
+
+def test_mixed_cuda_devices_rejected_fake():
+    with FakeTensorMode():
+        q = torch.empty(2, 16, 4, 64, dtype=BF16, device="cuda:0")
+        k = torch.empty(2, 16, 4, 64, dtype=BF16, device="cuda:1")
+        with pytest.raises(ValueError, match=r"one device"):
+            dash_attn.attention(q, k, k)
+
+
+def test_non_tensor_rejected():
+    q = meta(2, 16, 4, 64)
+    with pytest.raises(TypeError, match=r"k must be a torch.Tensor"):
+        dash_attn.attention(q, [1, 2], q)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int8])
+def test_bad_dtype(dtype):
+    q = meta(2, 16, 4, 64, dtype=dtype)
+    with pytest.raises(TypeError, match=r"q must be torch.bfloat16 or torch.float16"):
+        dash_attn.attention(q, q, q)
+
+
+def test_mixed_dtype():
+    q, k, v = qkv_meta()
+    with pytest.raises(TypeError, match=r"v has dtype torch.float16 but q has torch.bfloat16"):
+        dash_attn.attention(q, k, v.to(FP16))
+
+
+def test_bad_rank():
+    q, k, v = qkv_meta()
+    with pytest.raises(ValueError, match=r"k must be 4-D"):
+        dash_attn.attention(q, k[0], v)
+    with pytest.raises(ValueError, match=r"q must be 4-D \(batch, heads, seqlen, head_dim\)"):
+        dash_attn.attention_sdpa_layout(q[0], k, v)
+
+
+@pytest.mark.parametrize("d", [32, 96, 256])
+def test_bad_head_dim(d):
+    q, k, v = qkv_meta(d=d)
+    with pytest.raises(ValueError, match=rf"head_dim {d} is not supported"):
+        dash_attn.attention(q, k, v)
+
+
+def test_head_dim_mismatch():
+    q, _, _ = qkv_meta(d=128)
+    _, k, v = qkv_meta(d=64)
+    with pytest.raises(ValueError, match=r"head_dim of k/v \(64\) differs"):
+        dash_attn.attention(q, k, v)
+
+
+def test_heads_not_dividing():
+    q, k, v = qkv_meta(hq=6, hkv=4)
+    with pytest.raises(ValueError, match=r"heads of q \(6\) must be a multiple of heads of k/v \(4\)"):
+        dash_attn.attention(q, k, v)
+
+
+def test_shape_mismatches():
+    q, k, v = qkv_meta(sk=100)
+    with pytest.raises(ValueError, match=r"k and v must have the same shape"):
+        dash_attn.attention(q, k, v[:, :50])
+    with pytest.raises(ValueError, match=r"batch of k/v"):
+        dash_attn.attention(q, k[:1], v[:1])
+    with pytest.raises(ValueError, match=r"non-empty"):
+        dash_attn.attention(q[:, :0], k, v)
+
+
+def test_last_dim_stride():
+    q, k, v = qkv_meta(d=64)
+    wide = meta(2, 128, 2, 128)
+    k_strided = wide[..., ::2]  # head_dim 64 with stride 2
+    assert k_strided.shape == k.shape
+    with pytest.raises(ValueError, match=r"k must have a contiguous last dimension"):
+        dash_attn.attention(q, k_strided, v)
+
+
+def test_softmax_scale_checks():
+    q, k, v = qkv_meta()
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"softmax_scale"):
+            dash_attn.attention(q, k, v, softmax_scale=bad)
+    with pytest.raises(TypeError, match=r"softmax_scale"):
+        dash_attn.attention(q, k, v, softmax_scale="0.1")
+
+
+def test_schedule_checks():
+    q, k, v = qkv_meta()
+    with pytest.raises(ValueError, match=r"schedule must be one of"):
+        dash_attn.attention(q, k, v, schedule="fastest")
+    with pytest.raises(ValueError, match=r"'atomic' is non-deterministic"):
+        dash_attn.attention(q, k, v, schedule="atomic", deterministic=True)
+    with pytest.raises(TypeError, match=r"deterministic"):
+        dash_attn.attention(q, k, v, deterministic="yes")
+    with pytest.raises(ValueError, match=r"num_ctas"):
+        dash_attn.attention(q, k, v, num_ctas=-1)
+
+
+def test_schedule_resolution():
+    r = dash_attn._resolve_schedule
+    assert r("f", "auto", False) == "atomic"
+    assert r("f", "auto", True) == "auto"
+    assert r("f", "shift", False) == "shift"
+    assert r("f", "descending", True) == "descending"
+    assert r("f", "atomic", False) == "atomic"
+    prev = torch.are_deterministic_algorithms_enabled()
+    prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
+    try:
+        torch.use_deterministic_algorithms(False)
+        assert r("f", "auto", None) == "atomic"
+        torch.use_deterministic_algorithms(True)
+        assert r("f", "auto", None) == "auto"
+        assert r("f", "auto", False) == "atomic"  # explicit argument wins
+        with pytest.raises(ValueError, match=r"non-deterministic"):
+            r("f", "atomic", None)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            assert r("f", "atomic", None) == "atomic"
+        assert any("non-deterministic" in str(x.message) for x in w)
+    finally:
+        torch.use_deterministic_algorithms(prev, warn_only=prev_warn)
+
+
+# ---- layout helper ----------------------------------------------------------------------------
+def test_kernel_layout_no_copy_for_good_strides():
+    x = torch.randn(2, 8, 4, 64, dtype=BF16)
+    assert _ops.kernel_layout(x) is x
+    t = torch.randn(2, 4, 8, 64, dtype=BF16).transpose(1, 2)  # SDPA layout viewed as (b, s, h, d)
+    assert _ops.kernel_layout(t) is t
+    one = torch.randn(1, 1, 1, 64, dtype=BF16).as_strided((1, 1, 1, 64), (3, 5, 7, 1))  # size-1 dims
+    assert _ops.kernel_layout(one) is one
+
+
+def test_kernel_layout_copies_when_needed():
+    base = torch.randn(2, 10, 3, 68, dtype=BF16)
+    x = base[..., :64]  # seq stride 204: not a multiple of 8
+    y = _ops.kernel_layout(x)
+    assert y is not x and y.is_contiguous() and torch.equal(y, x)
+    e = torch.randn(2, 10, 1, 64, dtype=BF16).expand(2, 10, 4, 64)  # head stride 0
+    y = _ops.kernel_layout(e)
+    assert y is not e and y.is_contiguous() and torch.equal(y, e)
+    flat = torch.randn(4 + 2 * 8 * 4 * 64, dtype=BF16)
+    m = flat[4:].view(2, 8, 4, 64)  # contiguous but storage offset 4: misaligned
+    y = _ops.kernel_layout(m)
+    assert y is not m and y.storage_offset() == 0 and torch.equal(y, m)
+    assert _ops.kernel_layout(m, check_offset=False) is m
+
+
+# ---- fake implementation ----------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [BF16, FP16])
+@pytest.mark.parametrize("sq,sk,hq,hkv,d", [(113, 113, 4, 4, 64), (300, 700, 8, 2, 128), (700, 300, 8, 1, 64)])
+def test_fake_shapes(dtype, sq, sk, hq, hkv, d):
+    with FakeTensorMode():
+        q = torch.empty(2, sq, hq, d, dtype=dtype, device="cuda")
+        k = torch.empty(2, sk, hkv, d, dtype=dtype, device="cuda")
+        v = torch.empty(2, sk, hkv, d, dtype=dtype, device="cuda")
+        o, lse = torch.ops.dash_attn.fwd(q, k, v, True, 0.0, "auto", 0)
+        assert o.shape == q.shape and o.dtype == dtype and o.device == q.device and o.is_contiguous()
+        assert lse.shape == (2, hq, sq) and lse.dtype == torch.float32 and lse.is_contiguous()
+        dq, dk, dv = torch.ops.dash_attn.bwd(o, q, k, v, o, lse, True, 0.0, "descending", 0)
+        assert (dq.shape, dk.shape, dv.shape) == (q.shape, k.shape, v.shape)
+        assert dq.dtype == dk.dtype == dv.dtype == dtype
+        out = dash_attn.attention(q, k, v, causal=True)
+        assert out.shape == q.shape and out.dtype == dtype
+        out = dash_attn.attention_sdpa_layout(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+        assert out.shape == (2, hq, sq, d)
+
+
+def test_fake_checks_run_too():
+    with FakeTensorMode():
+        q = torch.empty(2, 64, 4, 96, dtype=BF16, device="cuda")
+        with pytest.raises(ValueError, match=r"head_dim 96"):
+            dash_attn.attention(q, q, q)
+
+
+def test_meta_autograd():
+    q, k, v = qkv_meta(sq=100, sk=50, hq=8, hkv=2, d=128, requires_grad=True)
+    o = dash_attn.attention(q, k, v, causal=True)
+    assert o.shape == q.shape and o.requires_grad
+    o.sum().backward()  # expanded (stride-0) grad: the backward copies it into a kernel layout
+    assert q.grad.shape == q.shape and k.grad.shape == k.shape and v.grad.shape == v.shape
+    assert q.grad.dtype == BF16
+
+
+# ---- torch.compile tracing (no GPU: meta tensors, no-codegen backends) -------------------------
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_compile_fullgraph_meta(backend):
+    torch._dynamo.reset()
+
+    def f(q, k, v):
+        return dash_attn.attention(q, k, v, causal=True, deterministic=True) * 2
+
+    def g(q, k, v):
+        return dash_attn.attention_sdpa_layout(q, k, v, deterministic=True)
+
+    q, k, v = qkv_meta(sq=100, sk=60, requires_grad=True)
+    o = torch.compile(f, fullgraph=True, backend=backend)(q, k, v)
+    o.sum().backward()
+    assert o.shape == q.shape and q.grad.shape == q.shape and k.grad.shape == k.shape
+    o = torch.compile(g, fullgraph=True, backend=backend)(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+    assert o.shape == (2, 8, 100, 64)
+
+
+def test_compile_no_graph_break_and_determinism_guard():
+    torch._dynamo.reset()
+    seen = []
+
+    def backend(gm, example_inputs):
+        for n in gm.graph.nodes:
+            if n.op == "call_function" and "dash_attn" in str(n.target):
+                seen.append(n.args[-2])  # bwd_schedule
+        return gm
+
+    def f(q, k, v):
+        return dash_attn.attention(q, k, v, causal=True)
+
+    q, k, v = qkv_meta()
+    cf = torch.compile(f, fullgraph=True, backend=backend)
+    prev = torch.are_deterministic_algorithms_enabled()
+    try:
+        torch.use_deterministic_algorithms(False)
+        cf(q, k, v)
+        torch.use_deterministic_algorithms(True)
+        cf(q, k, v)  # the global flag is guarded on: recompiles with the deterministic schedule
+    finally:
+        torch.use_deterministic_algorithms(prev)
+    assert seen == ["atomic", "auto"]
+    explain = torch._dynamo.explain(f)(q, k, v)
+    assert explain.graph_break_count == 0 and explain.graph_count == 1
