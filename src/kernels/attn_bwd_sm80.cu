@@ -234,6 +234,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
     ptx::named_bar_sync(kBarMma, kMmaThreads);  // everyone is done with s_task and the smem
     if (threadIdx.x == 0)
       s_task = p.dispatch == Dispatch::kDynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + iter * gridDim.x;
+    __syncwarp();  // reconverge warp 0 before the barrier (synccheck: no divergent arrival)
     ptx::named_bar_sync(kBarMma, kMmaThreads);
     const int task = s_task;
     if (task >= num_tasks) break;
@@ -332,6 +333,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
               make_float4(acc_dq[n][0], acc_dq[n][1], acc_dq[n][2], acc_dq[n][3]);
         if (threadIdx.x == 0) s_meta[dbuf] = DqMeta{b, hq, i, j, task};
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic writes -> bulk copy
+        __syncwarp();
         __syncthreads();  // the dQ meeting
         ++qstep;
       }
@@ -358,6 +360,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
   // Tell the writer to exit once it has finished the last tile (it stays resident, keeping the
   // smem alive, until its last bulk reduce has completed).
   if (threadIdx.x == 0) s_meta[qstep & 1] = DqMeta{0, 0, 0, 0, -1};
+  __syncwarp();
   __syncthreads();  // the dQ meeting
 }
 
