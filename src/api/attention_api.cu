@@ -151,6 +151,7 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
   w.dq_accum = off; off += align256(rows * s.head_dim * sizeof(float));
   w.dq_sem = off; off += align256((size_t)s.batch * s.heads_q * m_tiles * sizeof(int));
   w.task_counter = off; off += 256;
+  w.dq_mailbox = off; off += align256((size_t)kMaxBwdCtas * kDqMailboxBytesPerCta);
   w.total = off;
   w.zero_begin = w.dq_accum;
   w.zero_bytes = off - w.dq_accum;
@@ -242,7 +243,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   DASH_CUDA_RETURN(cudaGetDevice(&dev));
   DASH_CUDA_RETURN(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev));
   DASH_CUDA_RETURN(kernels::bwd_main_occupancy(s.head_dim, s.dtype, s.causal, &per_sm));
-  const int capacity = num_sms * per_sm;
+  const int capacity = std::min(num_sms * per_sm, kernels::kMaxBwdCtas);
   if (capacity < 1) return make_status(StatusCode::kInsufficientResources, "backward kernel cannot be resident");
 
   Schedule sched = a.schedule == Schedule::kAuto ? resolve_auto_schedule(s, capacity) : a.schedule;
@@ -282,6 +283,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.dq_accum = reinterpret_cast<float*>(w + ws.dq_accum);
   p.dq_sem = reinterpret_cast<int*>(w + ws.dq_sem);
   p.task_counter = reinterpret_cast<int*>(w + ws.task_counter);
+  p.dq_mailbox = reinterpret_cast<int*>(w + ws.dq_mailbox);
   p.seqlen_q_pad = tp.m_tiles() * tp.block_m;
   p.model = model;
   p.dispatch = a.dispatch;

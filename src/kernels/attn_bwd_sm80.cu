@@ -28,11 +28,13 @@ constexpr int kBwdThreads = kMmaThreads + 128;  // + a writer warpgroup (warp 8 
 constexpr int kMmaRegs = 216, kWriterRegs = 72;
 // Named barrier ids (0 is __syncthreads).
 constexpr int kBarMma = 1;  // the 256 MMA threads
-// The dQ meeting: MMA threads and the writer warpgroup meet at __syncthreads once per dQ tile.
-// The MMA threads have staged tile q (buffer q % 2) and the writer has finished tile q - 1, so
-// the writer takes tile q while the MMA threads compute tile q + 1 into the other buffer. A
-// plain CTA barrier on both sides (no arrive-only hand-off) is what compute-sanitizer's
-// racecheck understands; named barriers over the same threads were reported as hazards.
+// The dQ meeting: every thread of the CTA meets at named barrier kBarDq once per dQ tile. The
+// MMA threads have staged tile q (buffer q % 2) and the writer has finished tile q - 1, so the
+// writer takes tile q while the MMA threads compute tile q + 1 into the other buffer.
+// NOTES: the tile's metadata travels through a per-CTA global mailbox, not smem: the barrier
+// orders it either way, but compute-sanitizer's racecheck does not model a hand-off between
+// warp roles that reach the barrier from different call sites and reports the smem version.
+constexpr int kBarDq = 2;
 constexpr float kLog2e = 1.4426950408889634f;
 
 // ---- preprocess: D = rowsum(dO * O), LSE in log2 units; one warp per row --------------------
@@ -104,7 +106,9 @@ struct BwdSmem {
 // What the MMA warps tell the writer warp about one staged dQ tile.
 struct DqMeta {
   int b, hq, i, j, task;  // task < 0: no more tiles, the writer exits
+  int pad[3];
 };
+static_assert(sizeof(DqMeta) == kDqMailboxBytesPerCta / 2, "mailbox slot size");
 
 // Warp tile of C[16 x 8*NB] += A[16 x 16*KSTEPS] * B, operands in padded smem.
 //   A: row-major [m][k] (kTransA = false) or stored transposed [k][m] (kTransA = true).
@@ -147,16 +151,16 @@ __device__ __forceinline__ void zero(float (&acc)[NB][4]) {
 }
 
 template <typename T, int D>
-__device__ __forceinline__ void dq_writer(const BwdKernelParams& p, float* sDq, DqMeta* sMeta, bool active,
-                                          int lane) {
+__device__ __forceinline__ void dq_writer(const BwdKernelParams& p, float* sDq, const DqMeta* mailbox,
+                                          bool active, int lane) {
   using S = BwdSmem<T, D>;
   const ScheduleModel& M = p.model;
   const TileProblem& tp = M.p;
   const bool ordered = M.deterministic();
   for (int q = 0;; ++q) {
     const int buf = q & 1;
-    __syncthreads();  // the dQ meeting
-    const DqMeta meta = sMeta[buf];
+    ptx::named_bar_sync(kBarDq, kBwdThreads);  // the dQ meeting
+    const DqMeta meta = mailbox[buf];
     if (meta.task < 0) break;
     if (!active) continue;
     int* sem = p.dq_sem + ((int64_t)meta.b * tp.heads_q + meta.hq) * M.m + meta.i;
@@ -209,14 +213,14 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
   float* sLse = sDq + 2 * S::kDqFloats;    // [2][BM]
   float* sDsum = sLse + 2 * BM;            // [2][BM]
   __shared__ int s_task;
-  __shared__ DqMeta s_meta[2];
+  DqMeta* mailbox = reinterpret_cast<DqMeta*>(p.dq_mailbox) + 2 * blockIdx.x;  // [2] per CTA
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x >= kMmaThreads) {
     ptx::setmaxnreg_dec<kWriterRegs>();
     // The whole writer warpgroup meets the MMA threads (a barrier over all threads of the CTA);
     // only its first warp does the work.
-    dq_writer<T, D>(p, sDq, s_meta, warp == kMmaThreads / 32, lane);
+    dq_writer<T, D>(p, sDq, mailbox, warp == kMmaThreads / 32, lane);
     return;
   }
   ptx::setmaxnreg_inc<kMmaRegs>();
@@ -331,10 +335,10 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
         for (int n = 0; n < NB_D; ++n)
           *reinterpret_cast<float4*>(stage + (n * kMmaThreads + threadIdx.x) * 4) =
               make_float4(acc_dq[n][0], acc_dq[n][1], acc_dq[n][2], acc_dq[n][3]);
-        if (threadIdx.x == 0) s_meta[dbuf] = DqMeta{b, hq, i, j, task};
+        if (threadIdx.x == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task};
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic writes -> bulk copy
         __syncwarp();
-        __syncthreads();  // the dQ meeting
+        ptx::named_bar_sync(kBarDq, kBwdThreads);  // the dQ meeting
         ++qstep;
       }
 
@@ -359,9 +363,9 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
   }
   // Tell the writer to exit once it has finished the last tile (it stays resident, keeping the
   // smem alive, until its last bulk reduce has completed).
-  if (threadIdx.x == 0) s_meta[qstep & 1] = DqMeta{0, 0, 0, 0, -1};
+  if (threadIdx.x == 0) mailbox[qstep & 1] = DqMeta{0, 0, 0, 0, -1};
   __syncwarp();
-  __syncthreads();  // the dQ meeting
+  ptx::named_bar_sync(kBarDq, kBwdThreads);  // the dQ meeting
 }
 
 template <typename T, int D, bool kCausal>

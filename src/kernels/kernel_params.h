@@ -36,6 +36,7 @@ struct BwdKernelParams {
   float* dq_accum;   // (batch, heads_q, seqlen_q_pad, head_dim) fp32
   int* dq_sem;       // (batch, heads_q, m_tiles): contributions landed so far
   int* task_counter; // dynamic dispatch
+  int* dq_mailbox;   // per CTA: metadata of the two staged dQ tiles (MMA warps -> dQ writer)
   int seqlen_q_pad;
   ScheduleModel model;  // tiles, schedule, task decomposition
   Dispatch dispatch;
@@ -44,7 +45,7 @@ struct BwdKernelParams {
 
 // Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
 struct BwdWorkspace {
-  size_t lse_log2, dsum, dq_accum, dq_sem, task_counter, total;
+  size_t lse_log2, dsum, dq_accum, dq_sem, task_counter, dq_mailbox, total;
   size_t zero_begin, zero_bytes;  // the part zeroed before every backward (dQ accum + semaphores)
 };
 BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
@@ -60,6 +61,8 @@ cudaError_t launch_bwd_postprocess(const BwdKernelParams& p, int head_dim, DType
 // Co-resident CTAs of the backward main kernel per SM (occupancy API).
 cudaError_t bwd_main_occupancy(int head_dim, DType dtype, bool causal, int* ctas_per_sm);
 
+constexpr int kMaxBwdCtas = 1024;             // persistent grid cap (mailbox size)
+constexpr int kDqMailboxBytesPerCta = 64;
 constexpr int kBwdBlockM = 64;
 constexpr int kBwdBlockN = 64;
 constexpr int kFwdBlockM = 64;
