@@ -9,21 +9,12 @@
 #include <tuple>
 
 #include "dash_attn/attention.h"
+#include "api/status.h"
 #include "kernels/kernel_params.h"
 #include "schedule/planner.h"
 
 namespace dash {
 namespace {
-
-Status make_status(StatusCode code, const char* fmt, ...) {
-  Status s;
-  s.code = code;
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(s.message, sizeof(s.message), fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 #define DASH_RETURN_IF_ERROR(expr)            \
   do {                                        \

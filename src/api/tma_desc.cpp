@@ -1,5 +1,6 @@
 // Host: tensor-map construction (see tma_desc.h).
 #include "api/tma_desc.h"
+#include "api/status.h"
 
 #include <cstdarg>
 #include <cstdio>
@@ -9,16 +10,6 @@
 
 namespace dash {
 namespace {
-
-Status tma_status(StatusCode code, const char* fmt, ...) {
-  Status s;
-  s.code = code;
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(s.message, sizeof(s.message), fmt, ap);
-  va_end(ap);
-  return s;
-}
 
 // NOTES: cudaGetDriverEntryPoint is deprecated in CUDA 13; the ByVersion form pins the ABI of
 // the returned symbol to the 12.0 signature we cast to.
@@ -41,30 +32,30 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 Status encode_bf16_swizzle128(CUtensorMap* map, const void* base, uint32_t rank,
                               const cuuint64_t* dims, const cuuint64_t* strides_bytes,
                               const cuuint32_t* box) {
-  if (map == nullptr) return tma_status(StatusCode::kInvalidArgument, "tensor map: null output");
+  if (map == nullptr) return make_status(StatusCode::kInvalidArgument, "tensor map: null output");
   if (base == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0)
-    return tma_status(StatusCode::kInvalidArgument,
+    return make_status(StatusCode::kInvalidArgument,
                       "tensor map: base address %p must be non-null and 16-byte aligned", base);
   for (uint32_t i = 0; i < rank; ++i) {
     if (dims[i] == 0 || dims[i] > (1ull << 32))
-      return tma_status(StatusCode::kInvalidArgument, "tensor map: dim %u = %llu out of [1, 2^32]",
+      return make_status(StatusCode::kInvalidArgument, "tensor map: dim %u = %llu out of [1, 2^32]",
                         i, static_cast<unsigned long long>(dims[i]));
     if (box[i] == 0 || box[i] > 256)
-      return tma_status(StatusCode::kInvalidArgument, "tensor map: box dim %u = %u out of [1, 256]",
+      return make_status(StatusCode::kInvalidArgument, "tensor map: box dim %u = %u out of [1, 256]",
                         i, box[i]);
   }
   for (uint32_t i = 0; i + 1 < rank; ++i) {
     if (strides_bytes[i] % 16 != 0 || strides_bytes[i] >= (1ull << 40))
-      return tma_status(StatusCode::kInvalidArgument,
+      return make_status(StatusCode::kInvalidArgument,
                         "tensor map: stride %u = %llu bytes must be a multiple of 16 below 2^40", i,
                         static_cast<unsigned long long>(strides_bytes[i]));
   }
   if (box[0] * 2 > 128)
-    return tma_status(StatusCode::kInvalidArgument,
+    return make_status(StatusCode::kInvalidArgument,
                       "tensor map: inner box %u bf16 exceeds the 128-byte swizzle span", box[0]);
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr)
-    return tma_status(StatusCode::kCudaError,
+    return make_status(StatusCode::kCudaError,
                       "tensor map: cuTensorMapEncodeTiled unavailable (no CUDA driver >= 12.0)");
   const cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
   const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base),
@@ -72,7 +63,7 @@ Status encode_bf16_swizzle128(CUtensorMap* map, const void* base, uint32_t rank,
                             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    return tma_status(StatusCode::kCudaError, "tensor map: cuTensorMapEncodeTiled failed (CUresult %d)",
+    return make_status(StatusCode::kCudaError, "tensor map: cuTensorMapEncodeTiled failed (CUresult %d)",
                       static_cast<int>(r));
   return Status{};
 }
@@ -82,7 +73,7 @@ Status encode_bf16_swizzle128(CUtensorMap* map, const void* base, uint32_t rank,
 Status make_tma_desc_2d_bf16(CUtensorMap* map, const void* base, uint64_t rows, uint64_t cols,
                              uint64_t row_stride, uint32_t box_rows) {
   if (row_stride < cols)
-    return tma_status(StatusCode::kInvalidArgument, "tensor map: row_stride %llu < cols %llu",
+    return make_status(StatusCode::kInvalidArgument, "tensor map: row_stride %llu < cols %llu",
                       static_cast<unsigned long long>(row_stride),
                       static_cast<unsigned long long>(cols));
   const cuuint64_t dims[2] = {cols, rows};
@@ -94,11 +85,11 @@ Status make_tma_desc_2d_bf16(CUtensorMap* map, const void* base, uint64_t rows, 
 Status make_tma_desc_4d_bf16(CUtensorMap* map, const void* base, int batch, int seqlen, int heads,
                              int head_dim, const Strides3& stride, uint32_t box_rows) {
   if (batch <= 0 || seqlen <= 0 || heads <= 0 || head_dim <= 0)
-    return tma_status(StatusCode::kInvalidArgument,
+    return make_status(StatusCode::kInvalidArgument,
                       "tensor map: shape (batch %d, seqlen %d, heads %d, head_dim %d) must be positive",
                       batch, seqlen, heads, head_dim);
   if (stride.batch < 0 || stride.seq < 0 || stride.head < 0)
-    return tma_status(StatusCode::kInvalidArgument, "tensor map: negative stride");
+    return make_status(StatusCode::kInvalidArgument, "tensor map: negative stride");
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(seqlen),
                               static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride.seq) * 2,
