@@ -105,9 +105,11 @@ struct BwdSmem {
 
 // What the MMA warps tell the writer warp about one staged dQ tile.
 struct DqMeta {
-  int b, hq, i, j, task;  // task < 0: no more tiles, the writer exits
+  int b, hq, i, j, task;  // task >= 0: a staged tile; kMetaFlush / kMetaExit: no tile
   int pad[3];
 };
+constexpr int kMetaExit = -1;   // no more tiles: the writer exits
+constexpr int kMetaFlush = -2;  // no tile: the MMA threads only wait for the writer to drain
 static_assert(sizeof(DqMeta) == kDqMailboxBytesPerCta / 2, "mailbox slot size");
 
 // Warp tile of C[16 x 8*NB] += A[16 x 16*KSTEPS] * B, operands in padded smem.
@@ -161,8 +163,8 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, float* sDq, 
     const int buf = q & 1;
     ptx::named_bar_sync(kBarDq, kBwdThreads);  // the dQ meeting
     const DqMeta meta = mailbox[buf];
-    if (meta.task < 0) break;
-    if (!active) continue;
+    if (meta.task == kMetaExit) break;
+    if (meta.task == kMetaFlush || !active) continue;
     int* sem = p.dq_sem + ((int64_t)meta.b * tp.heads_q + meta.hq) * M.m + meta.i;
     int rank = 0;
     if (ordered) {
@@ -234,7 +236,23 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
   const int num_tasks = M.num_tasks();
   int qstep = 0;  // dQ tiles handed to the writer so far (selects the stage buffer)
 
+  // NOTES: with dynamic dispatch and co-resident groups (shift, symmetric shift) the CTA must
+  // not take its next task while the writer still owes reduces of the previous one: the next
+  // task may belong to the same group, and the previous task's last reduce may wait for the
+  // next task's early contributions, which would queue behind it in this CTA (a deadlock). So
+  // the MMA threads first meet the writer once more with no tile: after that meeting the
+  // writer has finished every tile of the previous task. Static dispatch (next task at least
+  // one group width away) and rank-by-slot schedules (waits only on lower tasks) need no drain.
+  bool owes_tiles = false;  // tiles handed to the writer since the last drain
+
   for (int iter = 0;; ++iter) {
+    if (owes_tiles && p.dispatch == Dispatch::kDynamic && M.min_coresident() > 1) {
+      if (threadIdx.x == 0) mailbox[qstep & 1] = DqMeta{0, 0, 0, 0, kMetaFlush};
+      __syncwarp();
+      ptx::named_bar_sync(kBarDq, kBwdThreads);  // the dQ meeting, no tile
+      ++qstep;
+      owes_tiles = false;
+    }
     ptx::named_bar_sync(kBarMma, kMmaThreads);  // everyone is done with s_task and the smem
     if (threadIdx.x == 0)
       s_task = p.dispatch == Dispatch::kDynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + iter * gridDim.x;
@@ -340,6 +358,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
         __syncwarp();
         ptx::named_bar_sync(kBarDq, kBwdThreads);  // the dQ meeting
         ++qstep;
+        owes_tiles = true;
       }
 
       // Epilogue: dK *= scale; store dK, dV rows that exist.
@@ -363,7 +382,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
   }
   // Tell the writer to exit once it has finished the last tile (it stays resident, keeping the
   // smem alive, until its last bulk reduce has completed).
-  if (threadIdx.x == 0) mailbox[qstep & 1] = DqMeta{0, 0, 0, 0, -1};
+  if (threadIdx.x == 0) mailbox[qstep & 1] = DqMeta{0, 0, 0, 0, kMetaExit};
   __syncwarp();
   ptx::named_bar_sync(kBarDq, kBwdThreads);  // the dQ meeting
 }

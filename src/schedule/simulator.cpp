@@ -199,6 +199,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
     bool blocked = false;               // the MMA side waits for a stage buffer
     double blocked_since = 0.0;
     bool writer_waiting = false;        // the writer's head partial waits for its chain
+    bool draining = false;              // waits for its writer before taking the next task
   };
   std::vector<Cta> ctas(P);
   for (Cta& c : ctas) c.ring.assign(K, 0.0);
@@ -281,6 +282,10 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
               break;
             }
         }
+        if (cta.draining && cta.queue.empty()) {
+          cta.draining = false;
+          ready.push({cta.writer_end, s});
+        }
         // A stage buffer came free: the MMA side may go on.
         if (cta.blocked && cta.reduced > cta.handed - K) {
           cta.blocked = false;
@@ -299,6 +304,13 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
       ++finished_tasks;
     }
     if (cta.task < 0) {
+      // As the kernel does: with dynamic dispatch and co-resident groups, a CTA takes its next
+      // task only after its writer has reduced every partial of the previous one (otherwise a
+      // task of the same group could queue behind a reduce that waits for it).
+      if (dispatch == Dispatch::kDynamic && sm.min_coresident() > 1) {
+        if (!cta.queue.empty()) { cta.draining = true; continue; }
+        if (cta.writer_end > time) { ready.push({cta.writer_end, s}); continue; }
+      }
       int t = -1;
       if (dispatch == Dispatch::kDynamic) {
         if (next_task < num_tasks) t = next_task++;
@@ -322,7 +334,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
   }
 
   bool writers_done = true;
-  for (const Cta& c : ctas) writers_done = writers_done && c.queue.empty() && !c.blocked;
+  for (const Cta& c : ctas) writers_done = writers_done && c.queue.empty() && !c.blocked && !c.draining;
   if (finished_tasks < num_tasks || !writers_done) {
     res.ok = false;
     std::ostringstream os;

@@ -144,9 +144,12 @@ TEST(AsyncReduce, EventLogFollowsTheWriterModel) {
             const double buf = q >= static_cast<size_t>(buffers) ? ev[q - buffers]->reduce_end : 0.0;
             EXPECT_NEAR(e.compute_end - e.start, cost.c, 1e-9);
             EXPECT_NEAR(e.reduce_end - e.reduce_start, cost.r, 1e-9);
-            // A CTA that took a new task at its last compute end continues at once.
-            EXPECT_NEAR(e.start, std::max(prev_c, buf), 1e-9) << schedule_name(sm.schedule) << " sm " << s;
-            stall += e.start - prev_c;
+            // A CTA takes a new task at its last compute end, except with dynamic dispatch and
+            // co-resident groups, where it first waits for its writer to drain (idle, not stall).
+            const bool drains = d == Dispatch::kDynamic && sm.min_coresident() > 1 && q > 0 && ev[q - 1]->task != e.task;
+            const double free_at = drains ? std::max(prev_c, ev[q - 1]->reduce_end) : prev_c;
+            EXPECT_NEAR(e.start, std::max(free_at, buf), 1e-9) << schedule_name(sm.schedule) << " sm " << s;
+            stall += e.start - free_at;
             double pred = 0.0;
             if (sm.deterministic()) {
               const int rk = sm.rank(e.i, e.j);
@@ -396,3 +399,23 @@ TEST(Calibration, DISABLED_FitCostParams) {
 
 }  // namespace
 }  // namespace dash
+
+// A CTA of a co-resident-group schedule must not take a task of the same group while its
+// writer owes reduces (the kernel drains first): the async grid completes for every grid size
+// from the group width up, with heads that straddle waves.
+TEST(AsyncReduce, DynamicDispatchDrainsBetweenGroupedTasks) {
+  for (bool causal : {false, true}) {
+    dash::TileProblem p;
+    p.batch = 3; p.heads_q = 2; p.heads_kv = 1; p.seqlen_q = p.seqlen_k = 16 * 64;
+    p.block_m = p.block_n = 64; p.causal = causal;
+    for (dash::Schedule s : {dash::Schedule::kShift, dash::Schedule::kSymmetricShift}) {
+      const dash::ScheduleModel sm = dash::ScheduleModel::make(p, s);
+      dash::CostModel cost = dash::CostModel::for_shape(128, 64, 64);
+      ASSERT_TRUE(cost.async_reduce);
+      for (int P = sm.min_coresident(); P <= sm.num_tasks(); P += 3) {
+        const dash::SimResult r = dash::simulate(sm, cost, P, dash::Dispatch::kDynamic);
+        EXPECT_TRUE(r.ok) << dash::schedule_name(s) << (causal ? " causal" : " full") << " P=" << P << ": " << r.error;
+      }
+    }
+  }
+}
