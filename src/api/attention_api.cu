@@ -2,6 +2,8 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 #include <algorithm>
 #include <map>
@@ -197,7 +199,14 @@ Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
   p.heads_kv = s.heads_kv;
   p.scale = resolved_scale(s);
   p.scale_log2 = p.scale * 1.4426950408889634f;
-  DASH_CUDA_RETURN(kernels::launch_fwd(p, s.head_dim, s.dtype, s.causal, stream));
+  // DASH_FWD_SM90=1 opts into the (new) Hopper wgmma/TMA forward; it declines unsupported cases
+  // (cudaErrorNotSupported, nothing launched) and the sm80 kernel runs instead.
+  const char* fwd_sm90 = std::getenv("DASH_FWD_SM90");
+  cudaError_t fwd_err = cudaErrorNotSupported;
+  if (fwd_sm90 != nullptr && std::strcmp(fwd_sm90, "1") == 0)
+    fwd_err = kernels::launch_fwd_sm90(p, s.head_dim, s.dtype, s.causal, stream);
+  if (fwd_err == cudaErrorNotSupported) fwd_err = kernels::launch_fwd(p, s.head_dim, s.dtype, s.causal, stream);
+  DASH_CUDA_RETURN(fwd_err);
   return Status{};
 }
 

@@ -52,6 +52,8 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
 
 cudaError_t launch_fwd(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
                        cudaStream_t stream);
+// Hopper wgmma/TMA forward (attn_fwd_sm90.cu); cudaErrorNotSupported = nothing launched, use launch_fwd.
+cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype, bool causal, cudaStream_t stream);
 cudaError_t launch_bwd_preprocess(const BwdKernelParams& p, int head_dim, DType dtype,
                                   cudaStream_t stream);
 cudaError_t launch_bwd_main(const BwdKernelParams& p, int head_dim, DType dtype, bool causal,

@@ -1,0 +1,388 @@
+// Attention forward (O and LSE), Hopper-native version (hopper-guide stages 2/3, docs/fwd-sm90.md).
+//
+// One CTA per (128-row Q tile, query head, batch); 384 threads = 3 warpgroups:
+//   WG0  producer: setmaxnreg 24; one thread issues every TMA load (Q once, then K/V tiles of
+//        128 keys into a 2-stage ring), the other producer warps leave after setmaxnreg.
+//   WG1, WG2  consumers: setmaxnreg 240; each owns 64 query rows of the tile.
+// Per key block (processed from the last visible block down to block 0):
+//   S = Q K^T   wgmma SS m64n128k16, both operands K-major (hdim as 64-wide sub-tiles)
+//   online softmax in registers (exp2, softmax scale folded into the exponent)
+//   O += P V    wgmma RS m64n{D}k16: P is the S accumulator packed to bf16 A fragments,
+//               V [keys][d] is the B operand in MN-major form (transpose immediate 1)
+// The next block's S GEMM is issued before this block's P V GEMM, so the softmax of block j+1
+// runs while the tensor cores do P_j V_j (FA3's intra-warpgroup overlap, written from scratch).
+//
+// Barriers (all mbarriers, dynamic-smem independent, static __shared__):
+//   q_full            count 1 + tx (Q bytes)           parity 0, used once
+//   k_full[s], v_full[s]  count 1 + tx (K/V tile bytes) use u of stage s waits parity u & 1
+//   kv_empty[s]       count 8 (lane 0 of each consumer warp, after the P V GEMM of the stage)
+//                     producer's use u of stage s waits parity (u & 1) ^ 1 (first pass falls through)
+// Expected bytes are whole boxes: TMA counts the zero-filled rows past seqlen as delivered.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <cuda.h>
+#include <cuda/ptx>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "api/tma_desc.h"
+#include "kernels/kernel_params.h"
+#include "kernels/sm90/fragment.cuh"
+#include "kernels/sm90/smem_desc.cuh"
+#include "kernels/sm90/swizzle.cuh"
+#include "kernels/sm90/tma_pipeline.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/warpgroup.cuh"
+#include "ptx/wgmma.cuh"
+
+namespace dash::kernels {
+namespace {
+
+constexpr int kBM = 128;           // query rows per CTA (2 consumer warpgroups x 64)
+constexpr int kBN = 128;           // keys per K/V tile
+constexpr int kStages = 2;         // K/V ring depth
+constexpr int kThreads = 384;      // producer WG + 2 consumer WGs
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
+constexpr int kConsumerWarps = 8;  // arrivals on kv_empty per phase
+static_assert(kProducerRegs * 128 + 2 * kConsumerRegs * 128 <= 65536, "setmaxnreg budget");
+
+// Byte sizes of the smem tiles ([rows x 64] bf16 sub-tiles, 128 B per row, 1024 B aligned).
+template <int D>
+struct Sm90FwdSmem {
+  static constexpr uint32_t kQBytes = sm90::subtile_bytes(kBM) * (D / 64);   // one TMA box per sub-tile
+  static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * (D / 64);  // one K or one V tile
+  static constexpr uint32_t kQOff = 0;
+  static constexpr uint32_t kKOff = kQOff + kQBytes;
+  static constexpr uint32_t kVOff = kKOff + kStages * kKVBytes;
+  static constexpr uint32_t kTotal = kVOff + kStages * kKVBytes;
+  static constexpr size_t kDynamicBytes = kTotal + sm90::kSwizzleAtomBytes;  // alignment slack
+  static_assert(kQBytes % sm90::kSwizzleAtomBytes == 0 && kKVBytes % sm90::kSwizzleAtomBytes == 0,
+                "every sub-tile base stays 1024-byte aligned");
+};
+
+enum WaitWhat : int { kWaitQ = 0, kWaitK = 1, kWaitV = 2, kWaitEmpty = 3 };
+
+// mbarrier parity wait. DASH_DEBUG_WAITS: bounded (~2^32 clocks, about 2 s) and traps with what
+// was awaited, the stage and the parity instead of hanging (hopper-guide 6).
+__device__ __forceinline__ void wait_stage(uint64_t* bar, uint32_t parity, int what, int stage) {
+#ifdef DASH_DEBUG_WAITS
+  const long long t0 = clock64();
+  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
+    if (clock64() - t0 > (1ll << 32)) {
+      const char* names[4] = {"Q full", "K full", "V full", "KV empty"};
+      printf("dash-attn fwd_sm90: mbarrier wait timed out: %s stage %d parity %u block (%d,%d,%d) thread %d\n",
+             names[what & 3], stage, parity, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x);
+      __trap();
+    }
+  }
+#else
+  (void)what;
+  (void)stage;
+  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
+  }
+#endif
+}
+
+// Key blocks [0, n) that some row of the tile at m0 can see (bottom-right aligned causal).
+__device__ __forceinline__ int num_key_blocks(int m0, int seqlen_q, int seqlen_k, bool causal) {
+  const int n_all = (seqlen_k + kBN - 1) / kBN;
+  if (!causal) return n_all;
+  const int last_row = min(m0 + kBM, seqlen_q) - 1;
+  const int last_key = last_row + (seqlen_k - seqlen_q);
+  if (last_key < 0) return 0;
+  return min(n_all, last_key / kBN + 1);
+}
+
+// Mask (when needed), row max, rescale factor, exponentials and partial row sums for one key
+// block held in the S accumulator (m64n128 layout). On return s holds P (fp32, unnormalised).
+// Row h (0: r, 1: r + 8) of this thread owns registers i with (i % 4) / 2 == h.
+template <bool kMask>
+__device__ __forceinline__ void softmax_block(float (&s)[kBN / 2], int key0, const int (&key_lim)[2],
+                                              float (&row_max)[2], float (&row_sum)[2], float (&corr)[2],
+                                              float scale_log2, int quad) {
+  float mx[2] = {row_max[0], row_max[1]};
+#pragma unroll
+  for (int i = 0; i < kBN / 2; ++i) {
+    const int h = (i % 4) / 2;
+    if constexpr (kMask) {
+      const int key = key0 + 8 * (i / 4) + 2 * quad + (i % 2);
+      if (key > key_lim[h]) s[i] = -INFINITY;
+    }
+    mx[h] = fmaxf(mx[h], s[i]);
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+  }
+  float base[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    // A row with no visible key so far keeps max -inf: its P is exp2(-inf) = 0 and O stays 0.
+    base[h] = mx[h] == -INFINITY ? 0.f : mx[h] * scale_log2;
+    corr[h] = row_max[h] == -INFINITY ? 0.f : exp2f(row_max[h] * scale_log2 - base[h]);
+    row_max[h] = mx[h];
+    row_sum[h] *= corr[h];
+  }
+#pragma unroll
+  for (int i = 0; i < kBN / 2; ++i) {
+    const int h = (i % 4) / 2;
+    s[i] = exp2f(fmaf(s[i], scale_log2, -base[h]));
+    row_sum[h] += s[i];
+  }
+}
+
+template <int D, bool kCausal>
+__global__ void __launch_bounds__(kThreads, 1)
+    attn_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                         const __grid_constant__ CUtensorMap tm_v, const FwdKernelParams p) {
+  using L = Sm90FwdSmem<D>;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  __shared__ __align__(8) uint64_t bars[1 + 3 * kStages];
+  uint64_t* q_full = &bars[0];
+  uint64_t* k_full = &bars[1];
+  uint64_t* v_full = &bars[1 + kStages];
+  uint64_t* kv_empty = &bars[1 + 2 * kStages];
+
+  uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
+  uint8_t* sQ = smem + L::kQOff;
+  uint8_t* sK = smem + L::kKOff;
+  uint8_t* sV = smem + L::kVOff;
+
+  // Heavy (causal) tiles first: the last Q tile has the most key blocks.
+  const int m_block = gridDim.x - 1 - blockIdx.x;
+  const int hq = blockIdx.y, b = blockIdx.z;
+  const int hk = hq / (p.heads_q / p.heads_kv);
+  const int m0 = m_block * kBM;
+  const int n_blocks = num_key_blocks(m0, p.seqlen_q, p.seqlen_k, kCausal);
+
+  if (threadIdx.x == 0) {
+    ptx::prefetch_tensormap(&tm_q);
+    ptx::prefetch_tensormap(&tm_k);
+    ptx::prefetch_tensormap(&tm_v);
+    cuda::ptx::mbarrier_init(q_full, 1);
+    for (int s = 0; s < kStages; ++s) {
+      cuda::ptx::mbarrier_init(&k_full[s], 1);
+      cuda::ptx::mbarrier_init(&v_full[s], 1);
+      cuda::ptx::mbarrier_init(&kv_empty[s], kConsumerWarps);
+    }
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+  __syncthreads();
+
+  const int wg = threadIdx.x / 128;
+  if (wg == 0) {
+    // ---------------------------------------------------------------- producer warpgroup
+    ptx::setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x == 0 && n_blocks > 0) {
+      sm90::mbar_arrive_expect_tx(q_full, L::kQBytes);
+#pragma unroll
+      for (int c = 0; c < D / 64; ++c)
+        sm90::tma_load_4d(sQ + c * sm90::subtile_bytes(kBM), &tm_q, 64 * c, m0, hq, b, q_full);
+#pragma unroll 1
+      for (int it = 0; it < n_blocks; ++it) {
+        const int s = it % kStages;
+        const uint32_t use_parity = (it / kStages) & 1;
+        const int j = n_blocks - 1 - it;
+        wait_stage(&kv_empty[s], use_parity ^ 1, kWaitEmpty, s);
+        uint8_t* k_dst = sK + s * L::kKVBytes;
+        uint8_t* v_dst = sV + s * L::kKVBytes;
+        sm90::mbar_arrive_expect_tx(&k_full[s], L::kKVBytes);
+#pragma unroll
+        for (int c = 0; c < D / 64; ++c)
+          sm90::tma_load_4d(k_dst + c * sm90::subtile_bytes(kBN), &tm_k, 64 * c, j * kBN, hk, b, &k_full[s]);
+        sm90::mbar_arrive_expect_tx(&v_full[s], L::kKVBytes);
+#pragma unroll
+        for (int c = 0; c < D / 64; ++c)
+          sm90::tma_load_4d(v_dst + c * sm90::subtile_bytes(kBN), &tm_v, 64 * c, j * kBN, hk, b, &v_full[s]);
+      }
+    }
+    return;
+  }
+
+  // ------------------------------------------------------------------ consumer warpgroups
+  ptx::setmaxnreg_inc<kConsumerRegs>();
+  const int cw = wg - 1;                    // 0 or 1: rows 64*cw .. 64*cw+63 of the tile
+  const int t = threadIdx.x % 128;          // thread in the warpgroup
+  const int warp = t / 32, lane = t % 32, quad = lane % 4;
+  const int r0 = m0 + 64 * cw + 16 * warp + lane / 4;  // this thread's rows: r0 and r0 + 8
+  const int diag = p.seqlen_k - p.seqlen_q;
+
+  // Last visible key per row, and the smallest over the warpgroup (blocks past it need no mask).
+  int key_lim[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) key_lim[h] = kCausal ? min(p.seqlen_k - 1, r0 + 8 * h + diag) : p.seqlen_k - 1;
+  const int wg_key_lim = kCausal ? min(p.seqlen_k - 1, m0 + 64 * cw + diag) : p.seqlen_k - 1;
+
+  float o[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+  float row_max[2] = {-INFINITY, -INFINITY};
+  float row_sum[2] = {0.f, 0.f};
+
+  if (n_blocks > 0) {
+    // Descriptors: Q rows of this warpgroup (A, K-major), K (B, K-major), V (B, MN-major).
+    const uint64_t desc_q = sm90::make_kmajor_desc(sQ + 64 * cw * sm90::kSwizzleBytes);
+    const uint64_t desc_k0 = sm90::make_kmajor_desc(sK);
+    const uint64_t desc_v0 = sm90::make_mnmajor_desc(sV, sm90::subtile_bytes(kBN));
+
+    // k16 step kk of the hdim: sub-tile kk / 4, 32 B per step inside it.
+    auto qk_step = [](int kk, uint32_t subtile) -> uint32_t {
+      return (kk / 4) * subtile + (kk % 4) * sm90::kKMajorStepBytes;
+    };
+
+    float s[kBN / 2];
+    uint32_t pf[kBN / 16][4];
+
+    auto issue_qk = [&](int stage) {
+      const uint64_t desc_k = sm90::advance_smem_desc(desc_k0, stage * L::kKVBytes);
+      ptx::warpgroup_fence_operand(s);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        ptx::wgmma_ss<kBN, 0, 0>(s, sm90::advance_smem_desc(desc_q, qk_step(kk, sm90::subtile_bytes(kBM))),
+                                 sm90::advance_smem_desc(desc_k, qk_step(kk, sm90::subtile_bytes(kBN))),
+                                 kk > 0 ? 1 : 0);
+      ptx::wgmma_commit_group();
+    };
+    auto issue_pv = [&](int stage) {
+      const uint64_t desc_v = sm90::advance_smem_desc(desc_v0, stage * L::kKVBytes);
+      ptx::warpgroup_fence_operand(o);
+#pragma unroll
+      for (int k = 0; k < kBN / 16; ++k) ptx::warpgroup_fence_operand(pf[k]);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < kBN / 16; ++k)
+        ptx::wgmma_rs<D, 1>(o, pf[k], sm90::advance_smem_desc(desc_v, k * sm90::kMNMajorStepBytes), 1);
+      ptx::wgmma_commit_group();
+    };
+    auto softmax = [&](int j, float (&corr)[2]) {
+      const int key0 = j * kBN;
+      if (key0 + kBN - 1 > wg_key_lim)
+        softmax_block<true>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
+      else
+        softmax_block<false>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
+    };
+    auto to_pfrag = [&]() {
+#pragma unroll
+      for (int k = 0; k < kBN / 16; ++k) sm90::acc_to_a_frag(s, k, pf[k]);
+    };
+
+    wait_stage(q_full, 0, kWaitQ, 0);
+
+    // Prologue: S_0 and its softmax (O is still zero, no rescale).
+    {
+      float corr[2];
+      wait_stage(&k_full[0], 0, kWaitK, 0);
+      issue_qk(0);
+      ptx::wgmma_wait_group<0>();
+      ptx::warpgroup_fence_operand(s);
+      softmax(n_blocks - 1, corr);
+      to_pfrag();
+    }
+
+    // Steady state, peeled so that the body has no "is there a next block" branches: with them
+    // ptxas could not prove the S reads after wait_group 1 safe and serialised every wgmma (C7514).
+#pragma unroll 1
+    for (int it = 0; it + 1 < n_blocks; ++it) {  // S_{it+1} = Q K_{it+1}^T overlaps P_it V_it
+      const int st = it % kStages;
+      const uint32_t ph = (it / kStages) & 1;
+      const int st1 = (it + 1) % kStages;
+      wait_stage(&k_full[st1], ((it + 1) / kStages) & 1, kWaitK, st1);
+      issue_qk(st1);
+      wait_stage(&v_full[st], ph, kWaitV, st);
+      issue_pv(st);
+      float corr[2];
+      ptx::wgmma_wait_group<1>();  // S_{it+1} done (groups retire in order); P_it V_it may still run
+      ptx::warpgroup_fence_operand(s);
+      softmax(n_blocks - 2 - it, corr);
+      ptx::wgmma_wait_group<0>();  // P_it V_it done: O, the P fragments and stage st are free
+      ptx::warpgroup_fence_operand(o);
+#pragma unroll
+      for (int k = 0; k < kBN / 16; ++k) ptx::warpgroup_fence_operand(pf[k]);
+      if (lane == 0) cuda::ptx::mbarrier_arrive(&kv_empty[st]);
+#pragma unroll
+      for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
+      to_pfrag();
+    }
+    {  // last block: P V only
+      const int it = n_blocks - 1;
+      const int st = it % kStages;
+      wait_stage(&v_full[st], (it / kStages) & 1, kWaitV, st);
+      issue_pv(st);
+      ptx::wgmma_wait_group<0>();
+      ptx::warpgroup_fence_operand(o);
+#pragma unroll
+      for (int k = 0; k < kBN / 16; ++k) ptx::warpgroup_fence_operand(pf[k]);
+      if (lane == 0) cuda::ptx::mbarrier_arrive(&kv_empty[st]);
+    }
+  }
+
+  // Epilogue: normalise, store O (bf16, rows < seqlen_q) and LSE (natural log; -inf for rows
+  // that see no key, whose O is 0).
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 1);
+    row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 2);
+  }
+  __nv_bfloat16* o_base = static_cast<__nv_bfloat16*>(p.o.ptr) + (int64_t)b * p.o.sb + (int64_t)hq * p.o.sh;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = r0 + 8 * h;
+    if (row >= p.seqlen_q) continue;
+    const float inv = row_sum[h] > 0.f ? 1.f / row_sum[h] : 0.f;
+    __nv_bfloat16* orow = o_base + (int64_t)row * p.o.ss;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<__nv_bfloat162*>(orow + 8 * n + 2 * quad) =
+          __floats2bfloat162_rn(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+    if (quad == 0) {
+      const float lse = row_sum[h] > 0.f ? row_max[h] * p.scale + logf(row_sum[h]) : -INFINITY;
+      p.lse[((int64_t)b * p.heads_q + hq) * p.seqlen_q + row] = lse;
+    }
+  }
+}
+
+template <int D, bool kCausal>
+cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
+  using L = Sm90FwdSmem<D>;
+  CUtensorMap tm_q, tm_k, tm_v;
+  const Strides3 sq{p.q.sb, p.q.ss, p.q.sh}, sk{p.k.sb, p.k.ss, p.k.sh}, sv{p.v.sb, p.v.ss, p.v.sh};
+  // A stride the TMA cannot express (e.g. 0, unaligned) is "not supported": the caller falls back.
+  if (!make_tma_desc_4d_bf16(&tm_q, p.q.ptr, p.batch, p.seqlen_q, p.heads_q, D, sq, kBM).ok() ||
+      !make_tma_desc_4d_bf16(&tm_k, p.k.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sk, kBN).ok() ||
+      !make_tma_desc_4d_bf16(&tm_v, p.v.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sv, kBN).ok())
+    return cudaErrorNotSupported;
+  auto kernel = attn_fwd_sm90_kernel<D, kCausal>;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(L::kDynamicBytes));
+  if (err != cudaSuccess) return err;
+  const dim3 grid((p.seqlen_q + kBM - 1) / kBM, p.heads_q, p.batch);
+  kernel<<<grid, kThreads, L::kDynamicBytes, stream>>>(tm_q, tm_k, tm_v, p);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+// Returns cudaErrorNotSupported (having launched nothing) for cases this kernel does not cover:
+// fp16, head_dim other than 64/128, a device that is not sm_90, or strides TMA cannot encode.
+cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
+                            cudaStream_t stream) {
+  if (dtype != DType::kBF16 || (head_dim != 64 && head_dim != 128)) return cudaErrorNotSupported;
+  if (p.batch > 65535 || p.heads_q > 65535) return cudaErrorNotSupported;
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return cudaErrorNotSupported;
+  }
+  if (major != 9 || minor != 0) return cudaErrorNotSupported;  // sm_90a code only
+  if (head_dim == 64) return causal ? launch<64, true>(p, stream) : launch<64, false>(p, stream);
+  return causal ? launch<128, true>(p, stream) : launch<128, false>(p, stream);
+}
+
+}  // namespace dash::kernels
