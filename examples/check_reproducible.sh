@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Reproducibility check for examples/train_llama.py (issue 6, item 3).
+#
+# STATUS: draft, NOT YET RUN ON A GPU (the training script was smoke-tested on CPU only).
+#
+# Runs, each into its own folder under --out:
+#   1 GPU : dash x2 (must match bit for bit), sdpa_cudnn x2 (non-deterministic: expected to
+#           differ), sdpa_detmode x1 (tokens/s reference)
+#   2 GPUs: DDP dash x2 and FSDP dash x2 (each pair must match), DDP sdpa_cudnn x1 (tokens/s);
+#           skipped with a message when fewer than 2 GPUs are visible
+# compares every pair's per-step losses/grad norms (losses.jsonl, byte for byte) and final
+# weight SHA-256 (summary.json), prints tokens/s per configuration with the dash/cuDNN and
+# dash/detmode ratios, writes results.json and losses.png, and exits 1 if a deterministic pair
+# differs or a run fails (2 on bad usage).
+#
+# The default (small preset, ~17M params, seqlen 2048, 8 seqs/GPU, 200 steps) is meant to take
+# a few minutes on H200s. Scale up with e.g. --preset base --steps 500.
+#
+#   examples/check_reproducible.sh
+#   examples/check_reproducible.sh --preset base --steps 500 --out runs/repro-base
+#   examples/check_reproducible.sh --one-gpu --skip-detmode --steps 50      # quickest
+#   examples/check_reproducible.sh --device cpu --preset tiny --attn-det sdpa --attn-nondet sdpa \
+#       --steps 6 --seqlen 128 --batch 2 --python /tmp/venv/bin/python --out /tmp/repro   # CPU plumbing test
+#
+# Options: --steps N (200) --preset tiny|small|base (small) --seqlen N (2048) --batch N (8)
+#   --seed N (1234) --schedule NAME (auto) --out DIR (runs/repro) --python PY (python3)
+#   --one-gpu (skip the 2-GPU runs) --skip-fsdp --skip-nondet --skip-detmode
+#   --device cuda|cpu (cpu: gloo, only for testing this script; needs --attn-det/--attn-nondet sdpa)
+#   --attn-det NAME (dash; the attention of the runs that must match)
+#   --attn-nondet NAME (sdpa_cudnn; the non-deterministic baseline)
+#   --extra "ARGS" (passed to every train_llama.py run)
+set -u
+
+STEPS=200 PRESET=small SEQLEN=2048 BATCH=8 SEED=1234 SCHEDULE=auto OUT=runs/repro PY=python3
+ONE_GPU=0 SKIP_FSDP=0 SKIP_NONDET=0 SKIP_DETMODE=0 DEVICE=cuda ATTN_DET=dash ATTN_NONDET=sdpa_cudnn EXTRA=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) STEPS=$2; shift 2 ;;
+    --preset) PRESET=$2; shift 2 ;;
+    --seqlen) SEQLEN=$2; shift 2 ;;
+    --batch) BATCH=$2; shift 2 ;;
+    --seed) SEED=$2; shift 2 ;;
+    --schedule) SCHEDULE=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --python) PY=$2; shift 2 ;;
+    --one-gpu) ONE_GPU=1; shift ;;
+    --skip-fsdp) SKIP_FSDP=1; shift ;;
+    --skip-nondet) SKIP_NONDET=1; shift ;;
+    --skip-detmode) SKIP_DETMODE=1; shift ;;
+    --device) DEVICE=$2; shift 2 ;;
+    --attn-det) ATTN_DET=$2; shift 2 ;;
+    --attn-nondet) ATTN_NONDET=$2; shift 2 ;;
+    --extra) EXTRA=$2; shift 2 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TRAIN="$HERE/train_llama.py"
+mkdir -p "$OUT" || exit 2
+
+# Determinism environment (train_llama.py sets the same defaults; exported here so that torchrun's
+# children and anything started before Python see them). NVLink multicast must stay off on the
+# workplace machines.
+export CUBLAS_WORKSPACE_CONFIG=${CUBLAS_WORKSPACE_CONFIG:-:4096:8}
+export NCCL_ALGO=${NCCL_ALGO:-Ring}
+export NCCL_PROTO=${NCCL_PROTO:-Simple}
+export NCCL_NVLS_ENABLE=0
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+export NVSHMEM_DISABLE_NVLS=1
+
+if [ "$DEVICE" = cuda ]; then
+  NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
+  if [ "${NGPU:-0}" -lt 1 ]; then echo "no CUDA GPU visible (torch.cuda.device_count() = ${NGPU:-?})" >&2; exit 1; fi
+  "$PY" -c 'import torch; print("[check]", torch.cuda.get_device_name(0), "x", torch.cuda.device_count(), "| torch", torch.__version__, "| cuda", torch.version.cuda, "| cudnn", torch.backends.cudnn.version(), "| nccl", ".".join(map(str, torch.cuda.nccl.version())))'
+else
+  NGPU=2  # gloo processes on the CPU
+fi
+echo "[check] preset=$PRESET steps=$STEPS seqlen=$SEQLEN batch/gpu=$BATCH seed=$SEED schedule=$SCHEDULE out=$OUT"
+echo "[check] env CUBLAS_WORKSPACE_CONFIG=$CUBLAS_WORKSPACE_CONFIG NCCL_ALGO=$NCCL_ALGO NCCL_PROTO=$NCCL_PROTO NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE"
+
+COMMON=(--preset "$PRESET" --steps "$STEPS" --seqlen "$SEQLEN" --batch "$BATCH" --seed "$SEED"
+        --schedule "$SCHEDULE" --device "$DEVICE" --no-progress --no-checkpoint)
+# shellcheck disable=SC2206
+EXTRA_ARR=($EXTRA)
+FAILED=0
+RUNS=()      # names of runs that finished
+PAIRS=()     # "a b must|may" comparisons
+
+run() {  # run NAME NPROC DIST ATTN
+  local name=$1 nproc=$2 distmode=$3 attn=$4 d="$OUT/$1" rc t0 t1
+  mkdir -p "$d"
+  echo "[check] run $name: $attn, $distmode, $nproc process(es) ..."
+  t0=$(date +%s)
+  if [ "$nproc" -gt 1 ]; then
+    "$PY" -m torch.distributed.run --standalone --nproc_per_node "$nproc" "$TRAIN" "${COMMON[@]}" \
+      --dist "$distmode" --attn "$attn" --out "$d" "${EXTRA_ARR[@]}" >"$d/log.txt" 2>&1
+  else
+    "$PY" "$TRAIN" "${COMMON[@]}" --dist "$distmode" --attn "$attn" --out "$d" "${EXTRA_ARR[@]}" >"$d/log.txt" 2>&1
+  fi
+  rc=$?
+  t1=$(date +%s)
+  if [ $rc -ne 0 ] || [ ! -s "$d/summary.json" ]; then
+    echo "[check] FAILED $name (rc=$rc, $((t1 - t0))s); last lines of $d/log.txt:"
+    tail -n 25 "$d/log.txt" | sed 's/^/    /'
+    FAILED=1
+    return 1
+  fi
+  echo "[check]   done in $((t1 - t0))s: $(grep -E '^(tokens_per_s|weights_sha256)' "$d/log.txt" | tr '\n' ' ')"
+  RUNS+=("$name")
+}
+
+# ---- 1 GPU ----
+run 1gpu_${ATTN_DET}_a 1 none "$ATTN_DET" && run 1gpu_${ATTN_DET}_b 1 none "$ATTN_DET" && PAIRS+=("1gpu_${ATTN_DET}_a 1gpu_${ATTN_DET}_b must")
+if [ $SKIP_NONDET -eq 0 ]; then
+  run 1gpu_${ATTN_NONDET}_a 1 none "$ATTN_NONDET" && run 1gpu_${ATTN_NONDET}_b 1 none "$ATTN_NONDET" && PAIRS+=("1gpu_${ATTN_NONDET}_a 1gpu_${ATTN_NONDET}_b may")
+fi
+[ $SKIP_DETMODE -eq 0 ] && run 1gpu_sdpa_detmode 1 none sdpa_detmode
+
+# ---- 2 GPUs ----
+if [ $ONE_GPU -eq 1 ]; then
+  echo "[check] 2-GPU runs skipped (--one-gpu)"
+elif [ "$NGPU" -lt 2 ]; then
+  echo "[check] 2-GPU runs skipped: only $NGPU GPU visible"
+else
+  run 2gpu_ddp_${ATTN_DET}_a 2 ddp "$ATTN_DET" && run 2gpu_ddp_${ATTN_DET}_b 2 ddp "$ATTN_DET" && PAIRS+=("2gpu_ddp_${ATTN_DET}_a 2gpu_ddp_${ATTN_DET}_b must")
+  if [ $SKIP_FSDP -eq 0 ]; then
+    run 2gpu_fsdp_${ATTN_DET}_a 2 fsdp "$ATTN_DET" && run 2gpu_fsdp_${ATTN_DET}_b 2 fsdp "$ATTN_DET" && PAIRS+=("2gpu_fsdp_${ATTN_DET}_a 2gpu_fsdp_${ATTN_DET}_b must")
+  fi
+  [ $SKIP_NONDET -eq 0 ] && run 2gpu_ddp_${ATTN_NONDET} 2 ddp "$ATTN_NONDET"
+fi
+
+# ---- compare, report ----
+"$PY" - "$OUT" "$ATTN_DET" "$ATTN_NONDET" "${#RUNS[@]}" "${RUNS[@]}" "${PAIRS[@]}" <<'EOF'
+import json, os, sys
+out, det, nondet = sys.argv[1], sys.argv[2], sys.argv[3]
+n = int(sys.argv[4]); runs = sys.argv[5:5 + n]; pairs = [p.split() for p in sys.argv[5 + n:]]
+
+def load(name):
+    d = os.path.join(out, name)
+    rows = [json.loads(l) for l in open(os.path.join(d, "losses.jsonl"))]
+    s = json.load(open(os.path.join(d, "summary.json")))
+    return rows, s, open(os.path.join(d, "losses.jsonl"), "rb").read()
+
+runs = list(dict.fromkeys(runs))
+data = {r: load(r) for r in runs}
+bad = 0
+res = {"runs": {}, "pairs": []}
+print("\n[check] pairs")
+for a, b, kind in pairs:
+    (ra, sa, ba), (rb, sb, bb) = data[a], data[b]
+    same_log = ba == bb
+    same_w = sa["weights_sha256"] == sb["weights_sha256"]
+    first = next((x["step"] for x, y in zip(ra, rb) if (x["loss"], x["grad_norm"]) != (y["loss"], y["grad_norm"])), None)
+    maxd = max((abs(x["loss"] - y["loss"]) for x, y in zip(ra, rb)), default=0.0)
+    ok = same_log and same_w and len(ra) == len(rb)
+    if kind == "must":
+        verdict = "IDENTICAL" if ok else "DIFFER  <-- FAIL"
+        bad += not ok
+    else:
+        verdict = "differ (expected: non-deterministic)" if not ok else "identical (non-deterministic mode happened to match)"
+    print(f"  {a} vs {b}: {verdict}; losses {'same' if same_log else f'first differ at step {first}, max |dloss| {maxd:.3g}'};"
+          f" weights {sa['weights_sha256'][:16]} {'==' if same_w else '!='} {sb['weights_sha256'][:16]}")
+    res["pairs"].append(dict(a=a, b=b, must_match=kind == "must", identical=ok, losses_identical=same_log,
+                             weights_identical=same_w, first_diff_step=first, max_abs_loss_diff=maxd))
+
+print("\n[check] throughput (tokens/s over all GPUs, after the timing warm-up)")
+print(f"  {'run':28s} {'attn':13s} {'gpus':>4s} {'tokens/s':>12s} {'per GPU':>11s} {'final loss':>11s}  weights")
+for r in runs:
+    s = data[r][1]
+    res["runs"][r] = {k: s.get(k) for k in ("attn", "world_size", "tokens_per_s", "tokens_per_s_per_gpu", "final_loss",
+                                            "weights_sha256", "peak_mem_gib", "sdpa_gqa", "dash_bwd_info")}
+    print(f"  {r:28s} {s['attn']:13s} {s['world_size']:4d} {s['tokens_per_s']:12.0f} {s['tokens_per_s_per_gpu']:11.0f}"
+          f" {s['final_loss']:11.5f}  {s['weights_sha256'][:16]}")
+
+def tps(name):
+    return data[name][1]["tokens_per_s"] if name in data else None
+
+ratios = {}
+for tag, a, b in ((f"1gpu {det}/{nondet}", f"1gpu_{det}_a", f"1gpu_{nondet}_a"),
+                  (f"1gpu {det}/sdpa_detmode", f"1gpu_{det}_a", "1gpu_sdpa_detmode"),
+                  (f"2gpu ddp {det}/{nondet}", f"2gpu_ddp_{det}_a", f"2gpu_ddp_{nondet}")):
+    if tps(a) and tps(b):
+        ratios[tag] = tps(a) / tps(b)
+        print(f"  ratio {tag}: {ratios[tag]:.3f}")
+res["ratios"] = ratios
+res["deterministic_pairs_ok"] = bad == 0
+json.dump(res, open(os.path.join(out, "results.json"), "w"), indent=1)
+sys.exit(1 if bad else 0)
+EOF
+CMP=$?
+[ $CMP -ne 0 ] && FAILED=1
+
+# ---- plot ----
+PLOT_ARGS=()
+for r in 1gpu_${ATTN_DET}_a 1gpu_${ATTN_DET}_b 1gpu_${ATTN_NONDET}_a 1gpu_${ATTN_NONDET}_b; do
+  [ -s "$OUT/$r/losses.jsonl" ] && PLOT_ARGS+=(--run "$r=$OUT/$r/losses.jsonl")
+done
+if [ ${#PLOT_ARGS[@]} -gt 0 ]; then
+  "$PY" "$HERE/plot_losses.py" "${PLOT_ARGS[@]}" --out "$OUT/losses.png" || echo "[check] plot failed (matplotlib missing?)"
+fi
+
+if [ $FAILED -ne 0 ]; then
+  echo "[check] FAIL: a deterministic pair differs or a run failed (details above; logs in $OUT/*/log.txt)"
+  exit 1
+fi
+echo "[check] OK: every deterministic pair is bit-identical (results in $OUT/results.json, plot $OUT/losses.png)"
