@@ -1,9 +1,10 @@
 // The async-reduce model (dQ writer warp): closed forms where there are some, the event log,
 // the DAG, deadlock detection, and the calibration of CostParams against H200 measurements.
 //
-// The calibration table below is the input data (median of 3 runs of our own sm80 backward on
-// an H200, 132 SMs, 1 CTA/SM, tiles 64x64, bf16, 16384 tokens, hidden 2048, MHA, dynamic
-// dispatch). Every prediction is recomputed from CostParams{} by the simulator.
+// The calibration table below is the input data (the 24-point v2 sweep of our own sm80 backward
+// on an H200, median of 5, docs/data/bench-h200-5704589.json: 132 SMs, 1 CTA/SM, tiles 64x64,
+// bf16, 16384 tokens, hidden 2048, MHA, dynamic dispatch). Every prediction is recomputed from
+// CostParams{} by the simulator.
 //   DASH_CALIBRATION_TABLE=1 ./dash_cpu_tests --gtest_filter='Calibration.*'   prints the table;
 //   --gtest_also_run_disabled_tests --gtest_filter='Calibration.DISABLED_Fit*'   refits.
 #include <gtest/gtest.h>
@@ -203,23 +204,42 @@ TEST(AsyncReduce, PlanCliPrintsTheReduceModel) {
 
 // ---- calibration against the H200 ------------------------------------------------------------
 
-constexpr double kNone = -1.0;
+// The v2 sweep of docs/perf.md (commit 5704589, median of 5, bwd_ms of every schedule), copied
+// from docs/data/bench-h200-5704589.json: hdim 64/128 x full/causal x seqlen 512..16384, batch x
+// seqlen = 16384, heads = 2048 / hdim, MHA, tiles 64x64, dynamic dispatch. On a full mask the
+// symmetric_shift row ran shift (the same kernel path); it is not compared there. The kernel
+// measured here predates the writer drain between grouped tasks that the simulator models.
 struct Measured {
   int hdim, seqlen;
   bool causal;
   double ms[kNumConcreteSchedules];  // ascending, spt, descending, shift, symmetric_shift, atomic
-  bool ascending_approx;             // ascending was only noted as "~7.0?"
 };
 // clang-format off
 const Measured kMeasured[] = {
-  {64, 2048, false, {7.0, kNone, kNone, 7.126, 7.109, 6.462}, true},
-  {64, 8192, false, {25.918, 26.031, 25.856, 31.897, 31.885, 24.167}, false},
-  {64, 2048, true, {23.672, 4.050, 8.815, 4.192, 4.176, 3.888}, false},
-  {64, 8192, true, {36.482, 14.686, 14.674, 18.221, 20.087, 14.231}, false},
-  {128, 2048, false, {5.174, 5.266, 5.168, 4.892, 4.890, 4.858}, false},
-  {128, 8192, false, {19.345, 19.731, 19.302, 18.745, 18.695, 18.121}, false},
-  {128, 2048, true, {16.452, 3.008, 5.616, 2.861, 2.799, 2.726}, false},
-  {128, 8192, true, {25.304, 10.842, 10.187, 10.706, 11.373, 9.536}, false},
+  {64, 512, false, {2.1425, 2.1568, 2.1577, 2.0072, 2.0119, 1.9231}},
+  {64, 1024, false, {3.8923, 3.9556, 3.945, 3.6849, 3.6754, 3.4261}},
+  {64, 2048, false, {7.2224, 7.2854, 7.255, 6.9869, 6.9721, 6.3729}},
+  {64, 4096, false, {13.0437, 13.211, 13.0958, 13.7294, 13.7297, 12.2373}},
+  {64, 8192, false, {25.4752, 26.001, 25.5959, 32.2847, 32.267, 23.9514}},
+  {64, 16384, false, {50.0968, 51.529, 50.4521, 91.6647, 91.6246, 47.2194}},
+  {64, 512, true, {3.3149, 1.3444, 1.5781, 1.41, 1.4164, 1.3473}},
+  {64, 1024, true, {24.7954, 2.2208, 3.0853, 2.3119, 2.3492, 2.1764}},
+  {64, 2048, true, {32.7115, 3.9854, 8.5051, 4.1292, 4.2181, 3.8474}},
+  {64, 4096, true, {35.8372, 7.4844, 9.2654, 7.9601, 8.4732, 7.1118}},
+  {64, 8192, true, {37.3046, 14.4723, 14.5549, 18.6312, 20.6859, 14.107}},
+  {64, 16384, true, {44.6039, 28.4788, 28.5487, 49.6721, 56.6324, 27.4278}},
+  {128, 512, false, {1.5639, 1.5883, 1.5671, 1.4273, 1.4243, 1.4305}},
+  {128, 1024, false, {2.823, 2.882, 2.8367, 2.5555, 2.562, 2.5385}},
+  {128, 2048, false, {5.2208, 5.3335, 5.2295, 4.8155, 4.8214, 4.7633}},
+  {128, 4096, false, {9.6816, 10.0259, 9.75, 9.3697, 9.3401, 9.1627}},
+  {128, 8192, false, {18.9793, 19.7147, 19.1807, 18.8626, 18.8626, 18.0047}},
+  {128, 16384, false, {37.4587, 39.1252, 37.8183, 50.4773, 50.2847, 35.9787}},
+  {128, 512, true, {2.4468, 1.0189, 1.109, 0.9855, 0.9811, 0.9754}},
+  {128, 1024, true, {15.7338, 1.6594, 2.2496, 1.5997, 1.5717, 1.5406}},
+  {128, 2048, true, {21.3263, 2.9486, 5.4949, 2.8114, 2.7584, 2.6673}},
+  {128, 4096, true, {24.003, 5.501, 6.2058, 5.2218, 5.1791, 4.8604}},
+  {128, 8192, true, {25.2647, 10.5477, 10.0619, 10.6762, 11.6059, 9.2448}},
+  {128, 16384, true, {30.9327, 20.5965, 19.5693, 27.148, 30.5514, 18.0513}},
 };
 // clang-format on
 
@@ -233,168 +253,183 @@ TileProblem measured_problem(const Measured& m) {
   return p;
 }
 
-// Predicted ms of every schedule (symmetric_shift on a full mask is shift).
-std::vector<double> predict(const Measured& m, const CostModel& cost) {
-  std::vector<double> out(kNumConcreteSchedules);
-  const TileProblem p = measured_problem(m);
-  for (int k = 0; k < kNumConcreteSchedules; ++k) {
-    const Schedule s = static_cast<Schedule>(k);
-    if (s == Schedule::kSymmetricShift && !m.causal) { out[k] = out[static_cast<int>(Schedule::kShift)]; continue; }
-    out[k] = plan::predict_us(p, s, cost, 132, Dispatch::kDynamic) / 1000.0;
-  }
-  return out;
-}
-
-// Deterministic schedules compared per shape: symmetric_shift only on causal masks (on a full
-// mask it is shift, the same kernel path), ascending only where it was measured properly.
+// Deterministic schedules compared per shape (what recommend() chooses from): symmetric_shift
+// only on causal masks.
 std::vector<int> compared(const Measured& m) {
   std::vector<int> ks;
   for (int k = 0; k < kNumConcreteSchedules; ++k) {
     const Schedule s = static_cast<Schedule>(k);
-    if (s == Schedule::kAtomic || m.ms[k] == kNone) continue;
-    if (s == Schedule::kSymmetricShift && !m.causal) continue;
-    if (s == Schedule::kAscending && m.ascending_approx) continue;
+    if (s == Schedule::kAtomic || (s == Schedule::kSymmetricShift && !m.causal)) continue;
     ks.push_back(k);
   }
   return ks;
 }
 
+struct Prediction {
+  std::vector<double> ms;  // per schedule (symmetric_shift on a full mask: shift's)
+  int pick = -1;           // recommend()'s choice, from the same rows
+};
+
+Prediction predict(const Measured& m, const CostModel& cost) {
+  Prediction out;
+  out.ms.assign(kNumConcreteSchedules, 0.0);
+  const TileProblem p = measured_problem(m);
+  std::vector<plan::PlanRow> rows;
+  for (int k = 0; k < kNumConcreteSchedules; ++k) {
+    const Schedule s = static_cast<Schedule>(k);
+    if (s == Schedule::kSymmetricShift && !m.causal) { out.ms[k] = out.ms[static_cast<int>(Schedule::kShift)]; continue; }
+    const plan::PlanRow row = plan::plan_one(p, s, cost, 132, Dispatch::kDynamic);
+    out.ms[k] = row.makespan / 1000.0;
+    rows.push_back(row);
+  }
+  out.pick = static_cast<int>(plan::recommend_from(rows));
+  return out;
+}
+
 struct Score {
-  int shapes = 0, best_exact = 0, best_top2 = 0;
-  int pairs = 0, pairs_ok = 0;          // every pair of compared schedules
-  int pairs_sig = 0, pairs_sig_ok = 0;  // pairs whose measured times differ by more than 3%
+  int points = 0;
+  int auto_ok = 0;                      // measured time of recommend()'s pick within 3% of the best
+  int best_top1 = 0;                    // no schedule predicted strictly faster than the measured best
+  int pairs = 0, pairs_ok = 0;          // pairs > 3% apart on the GPU, ordered the same (model ties fail)
+  int pairs_ok_or_tied = 0;             // the same, a model tie counted as agreement
   double atomic_err = 0;                // mean |pred/meas - 1| of atomic
   double ratio_err = 0;                 // rms of log((pred/pred_atomic) / (meas/meas_atomic))
   int ratio_n = 0;
+  std::string misses;
 };
 
-Score score(const CostModel& cost_h64, const CostModel& cost_h128, bool print) {
+Score score(const CostParams& params, bool print) {
   Score sc;
   if (print)
-    std::printf("%-22s %-16s %9s %9s %9s %9s\n", "shape", "schedule", "meas ms", "pred ms", "meas/atom",
-                "pred/atom");
+    std::printf("| shape | schedule | measured ms | predicted ms | measured / atomic | predicted / atomic |\n"
+                "|---|---|---:|---:|---:|---:|\n");
   for (const Measured& m : kMeasured) {
-    const CostModel& cost = m.hdim == 64 ? cost_h64 : cost_h128;
-    const std::vector<double> pr = predict(m, cost);
+    const Prediction pr = predict(m, CostModel::for_shape(m.hdim, 64, 64, params));
     const int A = static_cast<int>(Schedule::kAtomic);
-    sc.atomic_err += std::abs(pr[A] / m.ms[A] - 1.0);
+    sc.atomic_err += std::abs(pr.ms[A] / m.ms[A] - 1.0);
     const std::vector<int> ks = compared(m);
     for (int k : ks) {
-      const double e = std::log((pr[k] / pr[A]) / (m.ms[k] / m.ms[A]));
+      const double e = std::log((pr.ms[k] / pr.ms[A]) / (m.ms[k] / m.ms[A]));
       sc.ratio_err += e * e;
       ++sc.ratio_n;
     }
-    // Best measured deterministic schedule: where does the model rank it?
     int best = ks.front();
     for (int k : ks) if (m.ms[k] < m.ms[best]) best = k;
-    int rank = 0;
-    for (int k : ks) if (pr[k] < pr[best] * (1 - 1e-9)) ++rank;
-    if (ks.size() >= 2) {  // hdim 64 full 2048 has only shift measured properly: not a ranking
-      ++sc.shapes;
-      sc.best_exact += rank == 0;
-      sc.best_top2 += rank <= 1;
+    ++sc.points;
+    const bool auto_ok = m.ms[pr.pick] <= 1.03 * m.ms[best];
+    sc.auto_ok += auto_ok;
+    bool top1 = true;
+    for (int k : ks) top1 = top1 && !(pr.ms[k] < pr.ms[best] * (1 - 1e-9));
+    sc.best_top1 += top1;
+    char shape[64];
+    std::snprintf(shape, sizeof shape, "hdim %d %s %d", m.hdim, m.causal ? "causal" : "full", m.seqlen);
+    if (!auto_ok) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, " [%s: %s picked, %s %.1f%% faster]", shape,
+                    schedule_name(static_cast<Schedule>(pr.pick)), schedule_name(static_cast<Schedule>(best)),
+                    100 * (m.ms[pr.pick] / m.ms[best] - 1));
+      sc.misses += buf;
     }
     for (size_t a = 0; a < ks.size(); ++a)
       for (size_t b = a + 1; b < ks.size(); ++b) {
-        const double dm = m.ms[ks[a]] - m.ms[ks[b]], dp = pr[ks[a]] - pr[ks[b]];
-        const bool ok = (dm < 0) == (dp < 0) || dp == 0;  // a model tie does not contradict
+        const double ma = m.ms[ks[a]], mb = m.ms[ks[b]], pa = pr.ms[ks[a]], pb = pr.ms[ks[b]];
+        if (std::abs(ma - mb) <= 0.03 * std::min(ma, mb)) continue;
+        const bool tie = std::abs(pa - pb) <= 1e-9 * std::max(pa, pb);
         ++sc.pairs;
-        sc.pairs_ok += ok;
-        if (std::abs(dm) > 0.03 * std::min(m.ms[ks[a]], m.ms[ks[b]])) {
-          ++sc.pairs_sig;
-          sc.pairs_sig_ok += ok;
-        }
+        sc.pairs_ok += !tie && (ma < mb) == (pa < pb);
+        sc.pairs_ok_or_tied += tie || (ma < mb) == (pa < pb);
       }
-    if (print) {
-      char shape[64];
-      std::snprintf(shape, sizeof shape, "hdim %d %s %d", m.hdim, m.causal ? "causal" : "full", m.seqlen);
+    if (print)
       for (int k = 0; k < kNumConcreteSchedules; ++k) {
-        if (m.ms[k] == kNone) continue;
-        std::printf("%-22s %-16s %9.3f %9.3f %9.3f %9.3f%s\n", k == 0 ? shape : "",
-                    schedule_name(static_cast<Schedule>(k)), m.ms[k], pr[k], m.ms[k] / m.ms[A], pr[k] / pr[A],
-                    k == best ? "  <- measured best" : "");
+        const Schedule s = static_cast<Schedule>(k);
+        if (s == Schedule::kSymmetricShift && !m.causal) continue;
+        std::printf("| %s | %s%s%s | %.3f | %.3f | %.3f | %.3f |\n", k == 0 ? shape : "", schedule_name(s),
+                    k == best ? " (best)" : "", k == pr.pick ? " (auto)" : "", m.ms[k], pr.ms[k], m.ms[k] / m.ms[A],
+                    pr.ms[k] / pr.ms[A]);
       }
-      std::printf("%-22s model rank of the measured best: %d of %zu\n", "", rank + 1, ks.size());
-    }
   }
-  sc.atomic_err /= static_cast<double>(sizeof kMeasured / sizeof kMeasured[0]);
+  sc.atomic_err /= sc.points;
   sc.ratio_err = std::sqrt(sc.ratio_err / std::max(1, sc.ratio_n));
   return sc;
 }
 
 void print_score(const char* what, const Score& s) {
-  std::printf("%s: best measured schedule ranked first %d/%d, in the top 2 %d/%d; pairwise order %d/%d "
-              "(pairs > 3%% apart: %d/%d); atomic mean error %.1f%%; rms log ratio error %.3f\n",
-              what, s.best_exact, s.shapes, s.best_top2, s.shapes, s.pairs_ok, s.pairs, s.pairs_sig_ok, s.pairs_sig,
-              100 * s.atomic_err, s.ratio_err);
+  std::printf("%s: auto within 3%% of the measured best %d/%d; measured best ranked first %d/%d; pairs > 3%% "
+              "apart in order %d/%d (%d counting model ties); atomic mean error %.1f%%; rms log ratio error "
+              "%.3f;%s\n",
+              what, s.auto_ok, s.points, s.best_top1, s.points, s.pairs_ok, s.pairs, s.pairs_ok_or_tied,
+              100 * s.atomic_err, s.ratio_err, s.misses.c_str());
 }
 
 bool print_table() { return std::getenv("DASH_CALIBRATION_TABLE") != nullptr; }
 
 TEST(Calibration, DefaultCostParamsAgainstTheH200) {
-  const Score s = score(CostModel::for_shape(64, 64, 64), CostModel::for_shape(128, 64, 64), print_table());
+  const Score s = score(CostParams{}, print_table());
   print_score("calibrated defaults (async)", s);
-  // Before this calibration: the sync model with the first-guess rates.
+  // Before: the calibration fitted on 8 shapes of an earlier kernel version (scored with the
+  // current tie tolerance; docs/schedules.md has its numbers with the old 1% tolerance).
   CostParams before;
-  before.per_sm_tflops = 3.0;
-  before.compute_overhead_us = 0.0;
+  before.per_sm_tflops = 1.6;
+  before.compute_overhead_us = 1.5;
   before.reduce_gbytes_per_s = 64.0;
   before.reduce_latency_us = 1.0;
-  before.async_reduce = false;
-  print_score("before (sync, first-guess rates)",
-              score(CostModel::for_shape(64, 64, 64, before), CostModel::for_shape(128, 64, 64, before), false));
-  before.async_reduce = true;
-  print_score("async, first-guess rates",
-              score(CostModel::for_shape(64, 64, 64, before), CostModel::for_shape(128, 64, 64, before), false));
-  CostParams sync;
-  sync.async_reduce = false;
-  print_score("calibrated rates, sync reduce",
-              score(CostModel::for_shape(64, 64, 64, sync), CostModel::for_shape(128, 64, 64, sync), false));
-  // Atomic is the compute fit: within 10% on every shape on average.
+  print_score("previous rates (8-shape fit)", score(before, false));
+  ASSERT_EQ(s.points, 24);
+  // Atomic is the compute fit: within 10% on average over the 24 shapes.
   EXPECT_LT(s.atomic_err, 0.10);
-  // The model puts the measured best deterministic schedule in its top 2 on most shapes (6 of
-  // the 7 ranked shapes when calibrated; hdim 64 causal 8192 is the miss: descending, spt and
-  // shift are within 0.2% in the model), and orders most pairs of schedules that the GPU
-  // separates by more than 3% (39 of 44).
-  EXPECT_GE(s.best_top2, s.shapes - 2) << "of " << s.shapes;
-  EXPECT_GE(s.pairs_sig_ok, 0.8 * s.pairs_sig) << "of " << s.pairs_sig;
+  // `auto` within 3% of the measured best deterministic schedule at 21 of 24 points (the misses:
+  // hdim 128 full 4096, where the model ties descending and shift within 0.5%, and hdim 128
+  // causal 512/1024, where it has spt ahead of symmetric shift).
+  EXPECT_GE(s.auto_ok, 21);
+  // The model orders at least 80% of the schedule pairs that the GPU separates by more than 3%
+  // (128 of 147 when calibrated, a model tie counted as a miss).
+  EXPECT_GE(s.pairs_ok, 0.8 * s.pairs) << "of " << s.pairs;
+  EXPECT_GE(s.best_top1, 18);
 }
 
 TEST(Calibration, DISABLED_FitCostParams) {
-  // Grid search: compute rates from atomic, then the reduce (bandwidth, latency) from the
-  // deterministic schedules' ratios to atomic. Slow (minutes); prints the best candidates.
+  // Grid search. Compute: per_sm_tflops and compute_overhead_us by the mean atomic error.
+  // Reduce: (bandwidth, latency, stage buffers) by the number of points where `auto` is within
+  // 3% of the measured best, then the pairs in order, then the rms log ratio error. Slow (about
+  // 3 s per candidate); prints every candidate and the best few.
   CostParams best = CostParams{};
   double best_err = std::numeric_limits<double>::infinity();
-  for (double tf : {1.4, 1.6, 1.8, 2.0, 2.2, 2.6})
-    for (double ov : {0.0, 0.5, 1.0, 1.5, 2.0}) {
+  for (double tf : {1.6, 1.8, 2.0, 2.2, 2.4})
+    for (double ov : {1.5, 2.0, 2.25, 2.5}) {
       CostParams p;
       p.per_sm_tflops = tf;
       p.compute_overhead_us = ov;
-      p.reduce_gbytes_per_s = 1e6;
-      p.reduce_latency_us = 0.0;
-      const Score s = score(CostModel::for_shape(64, 64, 64, p), CostModel::for_shape(128, 64, 64, p), false);
+      const Score s = score(p, false);
+      std::printf("tflops %.2f overhead %.2f: atomic error %.1f%%\n", tf, ov, 100 * s.atomic_err);
       if (s.atomic_err < best_err) { best_err = s.atomic_err; best = p; }
     }
   std::printf("compute fit: per_sm_tflops %.2f, compute_overhead_us %.2f (atomic error %.1f%%)\n",
               best.per_sm_tflops, best.compute_overhead_us, 100 * best_err);
-  std::vector<std::pair<double, CostParams>> cands;
+  struct Cand { Score s; CostParams p; };
+  std::vector<Cand> cands;
   for (int buffers : {2, 3})
-    for (double bw : {8.0, 16.0, 32.0, 64.0, 1e6})
-      for (double lat : {0.0, 1.0, 2.0, 3.0, 4.0, 6.0}) {
+    for (double bw : {32.0, 48.0, 64.0, 80.0, 128.0})
+      for (double lat : {0.6, 0.8, 1.0, 1.1, 1.2, 1.4}) {
         CostParams p = best;
         p.reduce_gbytes_per_s = bw;
         p.reduce_latency_us = lat;
         p.stage_buffers = buffers;
-        const Score s = score(CostModel::for_shape(64, 64, 64, p), CostModel::for_shape(128, 64, 64, p), false);
-        std::printf("buffers %d bw %6g lat %4.1f: r64 %.2f r128 %.2f  ", buffers, bw, lat,
-                    CostModel::for_shape(64, 64, 64, p).r, CostModel::for_shape(128, 64, 64, p).r);
-        print_score("", s);
-        cands.push_back({s.ratio_err, p});
+        const Score s = score(p, false);
+        char what[96];
+        std::snprintf(what, sizeof what, "buffers %d bw %g lat %.1f (r64 %.2f r128 %.2f)", buffers, bw, lat,
+                      CostModel::for_shape(64, 64, 64, p).r, CostModel::for_shape(128, 64, 64, p).r);
+        print_score(what, s);
+        cands.push_back({s, p});
       }
-  std::sort(cands.begin(), cands.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
+    if (a.s.auto_ok != b.s.auto_ok) return a.s.auto_ok > b.s.auto_ok;
+    if (a.s.pairs_ok != b.s.pairs_ok) return a.s.pairs_ok > b.s.pairs_ok;
+    return a.s.ratio_err < b.s.ratio_err;
+  });
   for (size_t k = 0; k < std::min<size_t>(5, cands.size()); ++k)
-    std::printf("best %zu: ratio err %.3f bw %g lat %g buffers %d\n", k, cands[k].first,
-                cands[k].second.reduce_gbytes_per_s, cands[k].second.reduce_latency_us, cands[k].second.stage_buffers);
+    std::printf("best %zu: auto %d pairs %d ratio err %.3f bw %g lat %g buffers %d\n", k, cands[k].s.auto_ok,
+                cands[k].s.pairs_ok, cands[k].s.ratio_err, cands[k].p.reduce_gbytes_per_s,
+                cands[k].p.reduce_latency_us, cands[k].p.stage_buffers);
 }
 
 }  // namespace
