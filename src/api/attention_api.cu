@@ -117,7 +117,8 @@ float resolved_scale(const AttnShape& s) {
 
 size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
-TileProblem tile_problem(const AttnShape& s) {
+// block_n: kBwdBlockN for the sm80 backward, kBwdSm90BlockN for the sm90 one (block_m is shared).
+TileProblem tile_problem(const AttnShape& s, int block_n = kernels::kBwdBlockN) {
   TileProblem tp;
   tp.batch = s.batch;
   tp.heads_q = s.heads_q;
@@ -125,7 +126,7 @@ TileProblem tile_problem(const AttnShape& s) {
   tp.seqlen_q = s.seqlen_q;
   tp.seqlen_k = s.seqlen_k;
   tp.block_m = kernels::kBwdBlockM;
-  tp.block_n = kernels::kBwdBlockN;
+  tp.block_n = block_n;
   tp.causal = s.causal;
   return tp;
 }
@@ -162,19 +163,26 @@ size_t attn_bwd_workspace_size(const AttnShape& shape) {
   return kernels::bwd_workspace_layout(shape, kernels::kBwdBlockM).total;
 }
 
-Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms) {
+namespace {
+// The planner for the tile sizes of one backward path (block_n: see tile_problem).
+Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int block_n) {
   // The planner's simulation is cheap but not free: cache per shape.
   static std::mutex mu;
-  static std::map<std::tuple<int, int, int, int, int, int, bool, int>, Schedule> cache;
+  static std::map<std::tuple<int, int, int, int, int, int, bool, int, int>, Schedule> cache;
   const auto key = std::make_tuple(shape.batch, shape.heads_q, shape.heads_kv, shape.seqlen_q, shape.seqlen_k,
-                                   shape.head_dim, shape.causal, num_sms);
+                                   shape.head_dim, shape.causal, num_sms, block_n);
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  const TileProblem tp = tile_problem(shape);
+  const TileProblem tp = tile_problem(shape, block_n);
   const Schedule s = plan::recommend(tp, CostModel::for_shape(shape.head_dim, tp.block_m, tp.block_n), num_sms);
   cache.emplace(key, s);
   return s;
+}
+}  // namespace
+
+Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms) {
+  return resolve_auto_schedule_tiles(shape, num_sms, kernels::kBwdBlockN);
 }
 
 Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
@@ -239,15 +247,31 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     return make_status(StatusCode::kInvalidArgument, "workspace_bytes %zu < required %zu (attn_bwd_workspace_size)",
                        workspace_bytes, ws.total);
 
+  // DASH_BWD_SM90=1 opts into the Hopper wgmma/TMA backward (attn_bwd_sm90.cu, UNTESTED ON GPU):
+  // 128-key KV tiles, so the schedule model is built with block_n = kBwdSm90BlockN. Anything it
+  // does not cover (bf16 + head_dim 128 on an sm_90 device, TMA-expressible strides) runs on the
+  // sm80 kernel, exactly as without the variable.
+  kernels::BwdSm90Maps sm90_maps;
+  bool use_sm90 = false;
+  if (const char* e = std::getenv("DASH_BWD_SM90"); e != nullptr && std::strcmp(e, "1") == 0)
+    use_sm90 = kernels::bwd_sm90_prepare(s, tref(a.q, a.q_stride), tref(a.k, a.k_stride), tref(a.v, a.v_stride),
+                                         tref(a.dout, a.dout_stride), &sm90_maps) == cudaSuccess;
+  const int block_n = use_sm90 ? kernels::kBwdSm90BlockN : kernels::kBwdBlockN;
+
   int dev = 0, num_sms = 0, per_sm = 0;
   DASH_CUDA_RETURN(cudaGetDevice(&dev));
   DASH_CUDA_RETURN(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev));
-  DASH_CUDA_RETURN(kernels::bwd_main_occupancy(s.head_dim, s.dtype, s.causal, &per_sm));
+  if (use_sm90) {
+    DASH_CUDA_RETURN(kernels::bwd_main_sm90_occupancy(s.head_dim, s.causal, &per_sm));
+  } else {
+    DASH_CUDA_RETURN(kernels::bwd_main_occupancy(s.head_dim, s.dtype, s.causal, &per_sm));
+  }
   const int capacity = std::min(num_sms * per_sm, kernels::kMaxBwdCtas);
   if (capacity < 1) return make_status(StatusCode::kInsufficientResources, "backward kernel cannot be resident");
 
-  Schedule sched = a.schedule == Schedule::kAuto ? resolve_auto_schedule(s, capacity) : a.schedule;
-  const TileProblem tp = tile_problem(s);
+  Schedule sched =
+      a.schedule == Schedule::kAuto ? resolve_auto_schedule_tiles(s, capacity, block_n) : a.schedule;
+  const TileProblem tp = tile_problem(s, block_n);
   ScheduleModel model = ScheduleModel::make(tp, sched);
   int grid = a.num_ctas > 0 ? a.num_ctas : capacity;
   if (grid > capacity)
@@ -292,8 +316,13 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
 
   DASH_CUDA_RETURN(cudaMemsetAsync(w + ws.zero_begin, 0, ws.zero_bytes, stream));
   DASH_CUDA_RETURN(kernels::launch_bwd_preprocess(p, s.head_dim, s.dtype, stream));
-  DASH_CUDA_RETURN(kernels::launch_bwd_main(p, s.head_dim, s.dtype, s.causal, grid, stream));
-  DASH_CUDA_RETURN(kernels::launch_bwd_postprocess(p, s.head_dim, s.dtype, stream));
+  if (use_sm90) {
+    DASH_CUDA_RETURN(kernels::launch_bwd_main_sm90(p, sm90_maps, s.head_dim, s.causal, grid, stream));
+    DASH_CUDA_RETURN(kernels::launch_bwd_postprocess_sm90(p, s.head_dim, stream));
+  } else {
+    DASH_CUDA_RETURN(kernels::launch_bwd_main(p, s.head_dim, s.dtype, s.causal, grid, stream));
+    DASH_CUDA_RETURN(kernels::launch_bwd_postprocess(p, s.head_dim, s.dtype, stream));
+  }
 
   if (info) {
     li.schedule = model.schedule;

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include <cuda.h>
+
 #include "dash_attn/attention.h"
 #include "dash_attn/schedule.h"
 
@@ -69,5 +71,24 @@ constexpr int kBwdBlockM = 64;
 constexpr int kBwdBlockN = 64;
 constexpr int kFwdBlockM = 64;
 constexpr int kFwdBlockN = 64;
+
+// ---- Hopper backward (attn_bwd_sm90.cu), opt-in with DASH_BWD_SM90=1. UNTESTED ON GPU. ----
+// Same Q tile height as the sm80 kernel (so the workspace layout is shared), 128-key KV tiles.
+constexpr int kBwdSm90BlockM = 64;
+constexpr int kBwdSm90BlockN = 128;
+static_assert(kBwdSm90BlockM == kBwdBlockM, "bwd_workspace_layout is shared by both backward paths");
+struct BwdSm90Maps {
+  CUtensorMap q, k, v, dout;  // bf16 [B, S, H, D], box {64, rows}, 128B swizzle
+};
+// cudaErrorNotSupported (nothing encoded) unless: bf16, head_dim 128, a compute capability 9.0
+// device, and strides a TMA map can express. Then `maps` holds the four tensor maps.
+cudaError_t bwd_sm90_prepare(const AttnShape& shape, const TensorRef& q, const TensorRef& k,
+                             const TensorRef& v, const TensorRef& dout, BwdSm90Maps* maps);
+// p.model must be built with block_m = kBwdSm90BlockM, block_n = kBwdSm90BlockN.
+cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim,
+                                 bool causal, int num_ctas, cudaStream_t stream);
+// dQ = scale * dq_accum for the sm90 staging order (the sm80 postprocess expects another order).
+cudaError_t launch_bwd_postprocess_sm90(const BwdKernelParams& p, int head_dim, cudaStream_t stream);
+cudaError_t bwd_main_sm90_occupancy(int head_dim, bool causal, int* ctas_per_sm);
 
 }  // namespace dash::kernels

@@ -1,0 +1,687 @@
+// Attention backward, Hopper-native main kernel (wgmma + TMA + mbarriers). UNTESTED ON GPU.
+// Opt-in: attn_bwd uses it only with DASH_BWD_SM90=1 (docs/bwd-sm90.md); everything it declines
+// runs on the sm80 kernel (attn_bwd_sm80.cu), which stays the default.
+//
+// What is kept from the sm80 kernel, unchanged in meaning (READ attn_bwd_sm80.cu's comments):
+//   - persistent grid; tasks, sides, visit order and dQ ranks all come from ScheduleModel
+//     (built by the launcher with block_m = 64, block_n = 128);
+//   - program order: for side, for step, for query head of the GQA group; dK/dV of a KV head
+//     summed over its query heads in registers, in that fixed order;
+//   - a dedicated dQ writer warp: semaphore wait for the schedule's rank, bulk reduce-add,
+//     wait for COMPLETION (wait_group 0, not .read), proxy fence, gpu-scope release;
+//   - tile metadata MMA -> writer through the per-CTA global mailbox (2 slots);
+//   - the drain rule: with dynamic dispatch and co-resident groups the CTA takes no new task
+//     while its writer still owes reduces of the previous one (here the task is taken by the
+//     producer warp, so that warp waits for the writer's progress counter before atomicAdd).
+//
+// CTA = 384 threads, 3 warpgroups:
+//   WG0, WG1 (threads 0..255)  MMA; WG w owns keys 64w..64w+63 of the 128-key KV tile.
+//   WG2 (threads 256..383)     producer/writer, setmaxnreg 40:
+//       warp 8  lane 0: takes tasks, publishes them (task ring), issues TMA: K/V once per side,
+//                      Q/dO tiles (+ LSE/D vectors, 1-D bulk copies) per step, 2-stage ring;
+//       warp 9:         the dQ writer;
+//       warps 10, 11:   leave after setmaxnreg.
+// Per step (Q tile i of query head hq, 64 rows), MMA warpgroup w:
+//   S^T  = K_w Q^T          wgmma SS m64n64k16 x D/16   (A = K rows, B = Q, both K-major)
+//   dP^T = V_w dO^T         wgmma SS                    (A = V rows, B = dO)
+//   P^T  = exp2(S^T * scale_log2 - LSE) (masked), dS^T = P^T (dP^T - D)      registers
+//   dV  += P^T dO           wgmma RS m64n{D}k16 x 4     (A = P^T fragments, B = dO MN-major)
+//   dK  += dS^T Q           wgmma RS                    (A = dS^T fragments, B = Q MN-major)
+//   dS^T -> smem (swizzled [128 keys x 64 q]), proxy fence, 256-thread named barrier
+//   dQ[:, 64w..64w+63] = dS K[:, 64w..]   wgmma SS m64n64k16 x 8 (A = dS MN-major (tnspA),
+//                                         B = K MN-major (tnspB)), staged fp32 for the writer.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <cuda.h>
+#include <cuda/ptx>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include "api/tma_desc.h"
+#include "kernels/kernel_params.h"
+#include "kernels/sm90/fragment.cuh"
+#include "kernels/sm90/smem_desc.cuh"
+#include "kernels/sm90/swizzle.cuh"
+#include "kernels/sm90/tma_pipeline.cuh"
+#include "ptx/barrier.cuh"
+#include "ptx/semaphore.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/warpgroup.cuh"
+#include "ptx/wgmma.cuh"
+
+namespace dash::kernels {
+namespace {
+
+constexpr int kBM = kBwdSm90BlockM;  // 64 query rows per Q tile
+constexpr int kBN = kBwdSm90BlockN;  // 128 keys per KV tile (2 MMA warpgroups x 64)
+constexpr int kThreads = 384;
+constexpr int kMmaThreads = 256;
+constexpr int kMmaWarps = 8;         // arrivals on every "consumed" barrier
+// 232 * 256 + 40 * 128 = 64512 <= 65536.
+constexpr int kMmaRegs = 232, kProducerRegs = 40;
+static_assert(kMmaRegs * kMmaThreads + kProducerRegs * 128 <= 65536, "setmaxnreg budget");
+constexpr int kBarDs = 1;            // named barrier: the 256 MMA threads, dS of both WGs written
+constexpr int kProducerWarp = 8, kWriterWarp = 9, kTaskWarp = 10;
+static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is laid out for kBwdBlockM");
+
+// Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
+template <int D>
+struct Sm90BwdSmem {
+  static constexpr int kChunks = D / 64;                               // 64-wide sub-tiles of hdim
+  static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * kChunks;  // K or V [128 x D]
+  static constexpr uint32_t kQBytes = sm90::subtile_bytes(kBM) * kChunks;   // Q or dO [64 x D]
+  static constexpr uint32_t kDsBytes = sm90::subtile_bytes(kBN);            // dS^T [128 keys x 64 q]
+  static constexpr uint32_t kDqFloats = kBM * D;                            // one staged dQ tile
+  static constexpr uint32_t kDqBytes = kDqFloats * 4;
+  static constexpr uint32_t kVecBytes = kBM * 4;                            // LSE or D of one Q tile
+  static constexpr uint32_t kKOff = 0;
+  static constexpr uint32_t kVOff = kKOff + kKVBytes;
+  static constexpr uint32_t kQOff = kVOff + kKVBytes;       // [2]
+  static constexpr uint32_t kdOOff = kQOff + 2 * kQBytes;   // [2]
+  static constexpr uint32_t kDsOff = kdOOff + 2 * kQBytes;  // [2]
+  static constexpr uint32_t kDqOff = kDsOff + 2 * kDsBytes; // [2] fp32, fragment order
+  static constexpr uint32_t kLseOff = kDqOff + 2 * kDqBytes;  // [2]
+  static constexpr uint32_t kDsumOff = kLseOff + 2 * kVecBytes;  // [2]
+  static constexpr uint32_t kTotal = kDsumOff + 2 * kVecBytes;
+  static constexpr size_t kDynamicBytes = kTotal + sm90::kSwizzleAtomBytes;  // alignment slack
+  // Bytes one Q/dO stage delivers (whole TMA boxes; zero-filled rows past seqlen count).
+  static constexpr uint32_t kStepTx = 2 * kQBytes + 2 * kVecBytes;
+  static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDqBytes % 1024 == 0,
+                "sub-tile bases stay 1024-byte aligned");
+  static_assert(kDynamicBytes <= 232448 - 256, "fits the 227 KiB opt-in limit with the static barriers");
+};
+
+// What the MMA warpgroups tell the writer about one staged dQ tile (same layout as the sm80
+// kernel's: two 32-byte slots per CTA in the global mailbox).
+struct DqMeta {
+  int b, hq, i, j, task;  // task >= 0: a staged tile; kMetaExit: no tile, the writer exits
+  int rank;               // the semaphore value to wait for (computed by MMA warp 0: the writer
+                          // warpgroup runs with 40 registers, too few for the rank loop)
+  int pad[2];
+};
+constexpr int kMetaExit = -1;
+static_assert(sizeof(DqMeta) == kDqMailboxBytesPerCta / 2, "mailbox slot size");
+
+// mbarriers (static smem). Parity of use u of a ring slot: waiter u & 1; the refiller waits
+// (u & 1) ^ 1 on the matching "empty" barrier (its first pass falls through).
+struct Sm90BwdBars {
+  uint64_t task_full[2];   // count 1: producer published s_task[slot]
+  uint64_t task_empty[2];  // count 9: every MMA warp and the loader have read it
+  uint64_t kv_full;        // count 1 + tx: K and V of a side landed
+  uint64_t kv_empty;       // count 8: every MMA warp is done with K/V of the side
+  uint64_t qdo_full[2];    // count 1 + tx: Q, dO, LSE, D of a step landed
+  uint64_t qdo_empty[2];   // count 8: every MMA warp is done with the stage
+  uint64_t dq_full[2];     // count 8: dQ partial staged (and the mailbox slot written)
+  uint64_t dq_empty[2];    // count 1: the writer's reduce of the buffer has COMPLETED
+};
+
+// ---- postprocess for the sm90 staging order --------------------------------------------------
+// dq_accum tile = [WG w (D/64)][k (8)][thread t (128)] float4: acc[4k..4k+3] of MMA thread t of
+// warpgroup w, whose accumulator covers dQ columns 64w..64w+63 (fragment.cuh layout):
+// (r, c), (r, c+1), (r+8, c), (r+8, c+1) with r = 16(t/32) + (t%32)/4, c = 64w + 8k + 2(t%4).
+__global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernelParams p, int D) {
+  const int chunks = kBM * D / 4;
+  const int chunk = blockIdx.x * 256 + threadIdx.x;
+  const int h = blockIdx.y, b = blockIdx.z;
+  const TileProblem& tp = p.model.p;
+  const int tile = chunk / chunks, c = chunk % chunks;
+  if (tile >= tp.m_tiles()) return;
+  const int w = c / (8 * 128), k = (c / 128) % 8, t = c % 128;
+  const int row0 = tile * kBM + 16 * (t / 32) + (t % 32) / 4;
+  const int col = 64 * w + 8 * k + 2 * (t % 4);
+  const float4 x = *reinterpret_cast<const float4*>(
+      p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D + (int64_t)tile * kBM * D + 4 * c);
+  __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.dq.ptr) + b * p.dq.sb + h * p.dq.sh + col;
+  if (row0 < tp.seqlen_q)
+    *reinterpret_cast<__nv_bfloat162*>(dst + row0 * p.dq.ss) = __floats2bfloat162_rn(x.x * p.scale, x.y * p.scale);
+  if (row0 + 8 < tp.seqlen_q)
+    *reinterpret_cast<__nv_bfloat162*>(dst + (row0 + 8) * p.dq.ss) =
+        __floats2bfloat162_rn(x.z * p.scale, x.w * p.scale);
+}
+
+// NOTES: the schedule model with the tile sizes as compile-time constants. ScheduleModel's
+// q_tile_begin / kv_tile_end divide 64-bit values by block_m / block_n; with run-time tile sizes
+// that is a call to the 64-bit division routine, whose register needs made both the 40-register
+// producer and the MMA code spill. The launcher checks p.model.p.block_{m,n} == kBM / kBN.
+__device__ __forceinline__ ScheduleModel fixed_tiles(const ScheduleModel& m) {
+  ScheduleModel r = m;
+  r.p.block_m = kBM;
+  r.p.block_n = kBN;
+  return r;
+}
+
+// %laneid read where it is needed (volatile: not CSE'd with an early threadIdx-derived value,
+// which ptxas otherwise keeps live across the role split and spills).
+__device__ __forceinline__ int lane_id() {
+  int l;
+  asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(l));
+  return l;
+}
+
+// ---- the dQ writer (warp 9) --------------------------------------------------------------------
+template <int D>
+__device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
+                                          volatile int* s_reduced, const DqMeta* mailbox) {
+  using L = Sm90BwdSmem<D>;
+  const ScheduleModel M = fixed_tiles(p.model);
+  const TileProblem& tp = M.p;
+  const bool ordered = M.deterministic();
+  float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
+#pragma unroll 1
+  for (int q = 0;; ++q) {
+    const int buf = q & 1;
+    sm90::mbar_wait(&bars.dq_full[buf], (q >> 1) & 1);
+    const volatile DqMeta* vm = mailbox + buf;
+    const int task = vm->task;
+    if (task == kMetaExit) break;
+    if (lane_id() == 0) {
+      const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
+      int* sem = p.dq_sem + ((int64_t)mb * tp.heads_q + mhq) * M.m + mi;
+      float* dst = p.dq_accum + ((int64_t)mb * tp.heads_q + mhq) * p.seqlen_q_pad * D + (int64_t)mi * L::kDqFloats;
+      if (ordered) {
+        ptx::wait_equal(sem, rank, task, mi, mj);
+        // The acquired predecessor's adds must be ordered before our async-proxy adds.
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+      }
+      cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst,
+                                      sDq + buf * L::kDqFloats, L::kDqBytes);
+      cuda::ptx::cp_async_bulk_commit_group();
+      // Completion, not `.read`: the adds must have landed before the semaphore moves (dash-spec 4).
+      cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+      if (ordered) {
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+        ptx::red_release_gpu_add(sem, 1);
+      }
+      *s_reduced = q + 1;  // progress for the producer's drain
+      cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
+    }
+    __syncwarp();
+  }
+}
+
+// ---- the task taker (warp 10, lane 0) -----------------------------------------------------------
+// Takes tasks (atomic counter or static stride) and publishes them in a 2-slot ring read by the
+// loader and the MMA warps. A warp of its own: the 40-register producer warps cannot hold the
+// taker's and the loader's state together without spilling.
+__device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars& bars, int* s_task,
+                                           volatile int* s_reduced) {
+  const ScheduleModel M = fixed_tiles(p.model);
+  const int num_tasks = M.num_tasks();
+  const bool dynamic = p.dispatch == Dispatch::kDynamic;
+  const bool drain = dynamic && M.min_coresident() > 1;
+  int tiles_published = 0;
+#pragma unroll 1
+  for (int it = 0;; ++it) {
+    // NOTES: the drain rule (attn_bwd_sm80.cu): the next task may belong to the same group and
+    // the previous task's last reduce may wait for its early contributions, which would queue
+    // behind that reduce in this CTA's writer. So take no task until the writer has finished
+    // every tile of every task taken so far (s_reduced counts the writer's completed tiles).
+    if (drain && tiles_published > 0) {
+      while (*s_reduced < tiles_published) __nanosleep(64);
+    }
+    const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * gridDim.x;
+    const int tslot = it & 1;
+    sm90::mbar_wait(&bars.task_empty[tslot], ((it >> 1) & 1) ^ 1);
+    s_task[tslot] = task;
+    cuda::ptx::mbarrier_arrive(&bars.task_full[tslot]);  // release: orders the s_task store
+    if (task >= num_tasks) break;
+    tiles_published += M.task_steps(M.task_slot(task));
+  }
+}
+
+// ---- the loader (warp 8, lane 0) -----------------------------------------------------------------
+template <int D>
+__device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
+                                         const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
+                                         Sm90BwdBars& bars, const int* s_task) {
+  using L = Sm90BwdSmem<D>;
+  const ScheduleModel M = fixed_tiles(p.model);
+  const TileProblem& tp = M.p;
+  const int G = tp.q_per_kv();
+  const int num_tasks = M.num_tasks();
+  ptx::prefetch_tensormap(tm_q);
+  ptx::prefetch_tensormap(tm_k);
+  ptx::prefetch_tensormap(tm_v);
+  ptx::prefetch_tensormap(tm_do);
+  int side_use = 0, step_use = 0;
+#pragma unroll 1
+  for (int it = 0;; ++it) {
+    const int tslot = it & 1;
+    sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
+    const int task = s_task[tslot];
+    cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);
+    if (task >= num_tasks) break;
+    const int bh = M.task_head(task), slot = M.task_slot(task);
+    const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
+#pragma unroll 1
+    for (int side = 0; side < M.num_sides(slot); ++side, ++side_use) {
+      const int j = M.kv_tile(slot, side);
+      sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
+      sm90::mbar_arrive_expect_tx(&bars.kv_full, 2 * L::kKVBytes);
+#pragma unroll
+      for (int c = 0; c < L::kChunks; ++c) {
+        sm90::tma_load_4d(smem + L::kKOff + c * sm90::subtile_bytes(kBN), tm_k, 64 * c, j * kBN, hk, b, &bars.kv_full);
+        sm90::tma_load_4d(smem + L::kVOff + c * sm90::subtile_bytes(kBN), tm_v, 64 * c, j * kBN, hk, b, &bars.kv_full);
+      }
+      // Program order (schedule.h): for step, for query head of the group.
+      const int nsteps = M.num_steps(slot, side);
+#pragma unroll 1
+      for (int t = 0; t < nsteps; ++t) {
+       const int i = M.visit(slot, side, t);
+#pragma unroll 1
+       for (int g = 0; g < G; ++g, ++step_use) {
+        const int hq = hk * G + g;
+        const int st = step_use & 1;
+        sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
+        uint64_t* full = &bars.qdo_full[st];
+        sm90::mbar_arrive_expect_tx(full, L::kStepTx);
+#pragma unroll
+        for (int c = 0; c < L::kChunks; ++c) {
+          sm90::tma_load_4d(smem + L::kQOff + st * L::kQBytes + c * sm90::subtile_bytes(kBM), tm_q, 64 * c, i * kBM,
+                            hq, b, full);
+          sm90::tma_load_4d(smem + L::kdOOff + st * L::kQBytes + c * sm90::subtile_bytes(kBM), tm_do, 64 * c,
+                            i * kBM, hq, b, full);
+        }
+        const int64_t vec = ((int64_t)b * tp.heads_q + hq) * p.seqlen_q_pad + (int64_t)i * kBM;
+        const uint32_t vec_bytes = L::kVecBytes;  // (cp_async_bulk takes the size by reference)
+        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                 smem + L::kLseOff + st * L::kVecBytes, p.lse_log2 + vec, vec_bytes, full);
+        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                 smem + L::kDsumOff + st * L::kVecBytes, p.dsum + vec, vec_bytes, full);
+       }
+      }
+    }
+  }
+}
+
+// NOTES: a 32-bit shared address that the compiler must treat as unknown at this point, so the
+// descriptors derived from it are recomputed next to each wgmma instead of being hoisted out of
+// the step loop and kept live (they spilled: 16 descriptors per GEMM chain).
+__device__ __forceinline__ uint32_t opaque(uint32_t x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+// 128B-swizzle descriptor of shared address `addr` (smem_desc.cuh encoding).
+template <uint32_t kLbo, uint32_t kSbo>
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
+  return sm90::encode_smem_desc(addr, sm90::SmemLayout::kSwizzle128B, kLbo, kSbo);
+}
+
+// P^T of one step, in place in the S^T accumulator (m64n64: rows = this WG's keys, columns = the
+// Q tile's rows). Thread t holds keys key_row0, key_row0 + 8 and query rows 8n + 2(t%4) + e.
+template <bool kMask, bool kCausal>
+__device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, int key_row0, int q_row0, int q_lim,
+                                          int k_lim, int diag, float scale_log2, int quad) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int qc = 8 * n + 2 * quad + e;
+      const float lse = sLse[qc];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int idx = 4 * n + 2 * h + e;
+        float pv = exp2f(fmaf(s[idx], scale_log2, -lse));
+        if constexpr (kMask) {
+          const int row = q_row0 + qc, key = key_row0 + 8 * h;
+          const bool ok = row < q_lim && key < k_lim && (!kCausal || key <= row + diag);
+          pv = ok ? pv : 0.f;
+        }
+        s[idx] = pv;
+      }
+    }
+  }
+}
+
+// dS^T = P^T (dP^T - D), in place in the dP^T accumulator. P comes from its bf16 A fragments
+// (pf[k][x] packs accumulator entries 8k + 2x, 8k + 2x + 1): the fp32 S^T accumulator is dead
+// before dP^T goes live, which keeps the MMA warpgroups within their registers. PyTorch's bf16
+// backward (the accuracy yardstick) uses the same rounded P.
+__device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)[4][4], const float* sDsum,
+                                           int quad) {
+#pragma unroll
+  for (int idx = 0; idx < 32; ++idx) {
+    const int n = idx / 4, e = idx % 2;
+    const float dsum = sDsum[8 * n + 2 * quad + e];
+    const uint32_t packed = pf[idx / 8][(idx % 8) / 2];
+    const float pv = __uint_as_float(e ? (packed & 0xFFFF0000u) : (packed << 16));
+    dp[idx] = pv * (dp[idx] - dsum);
+  }
+}
+
+template <int D, bool kCausal>
+__global__ void __launch_bounds__(kThreads, 1)
+    attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
+                       const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
+                       const BwdKernelParams p) {
+  static_assert(D == 128, "dQ split: WG w computes hdim columns 64w..64w+63 (needs D == 2 * 64)");
+  using L = Sm90BwdSmem<D>;
+  extern __shared__ __align__(128) uint8_t smem_raw[];  // rounded up to 1024 below
+  __shared__ Sm90BwdBars bars;
+  __shared__ int s_task[2];
+  __shared__ int s_reduced_storage;
+  uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
+  volatile int* s_reduced = &s_reduced_storage;
+  DqMeta* mailbox = reinterpret_cast<DqMeta*>(p.dq_mailbox) + 2 * blockIdx.x;
+
+  if (threadIdx.x == 0) {
+    for (int k = 0; k < 2; ++k) {
+      cuda::ptx::mbarrier_init(&bars.task_full[k], 1);
+      cuda::ptx::mbarrier_init(&bars.task_empty[k], kMmaWarps + 1);  // + the loader
+      cuda::ptx::mbarrier_init(&bars.qdo_full[k], 1);
+      cuda::ptx::mbarrier_init(&bars.qdo_empty[k], kMmaWarps);
+      cuda::ptx::mbarrier_init(&bars.dq_full[k], kMmaWarps);
+      cuda::ptx::mbarrier_init(&bars.dq_empty[k], 1);
+    }
+    cuda::ptx::mbarrier_init(&bars.kv_full, 1);
+    cuda::ptx::mbarrier_init(&bars.kv_empty, kMmaWarps);
+    s_reduced_storage = 0;
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+  __syncthreads();
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x >= kMmaThreads) {
+    ptx::setmaxnreg_dec<kProducerRegs>();
+    if (warp == kProducerWarp) {
+      if (lane == 0) producer<D>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task);
+    } else if (warp == kTaskWarp) {
+      if (lane == 0) task_taker(p, bars, s_task, s_reduced);
+    } else if (warp == kWriterWarp) {
+      dq_writer<D>(p, smem, bars, s_reduced, mailbox);
+    }
+    return;
+  }
+  ptx::setmaxnreg_inc<kMmaRegs>();
+
+  // ------------------------------------------------------------------------ MMA warpgroups
+  const ScheduleModel M = fixed_tiles(p.model);
+  const TileProblem& tp = M.p;
+  const int G = tp.q_per_kv();
+  const int num_tasks = M.num_tasks();
+  const int diag = tp.seqlen_k - tp.seqlen_q;
+  const int wg = threadIdx.x / 128;          // keys 64wg .. 64wg + 63 of the KV tile
+  const int t = threadIdx.x % 128;
+  const int wq = t / 32, quad = lane % 4;
+  const int key_local = 64 * wg + 16 * wq + lane / 4;  // this thread's keys: key_local, key_local + 8
+
+  float* sDqStage = reinterpret_cast<float*>(smem + L::kDqOff);
+
+  // Descriptors are built from this 32-bit shared address (see `opaque`). Operands:
+  //   A of S^T / dP^T: this WG's 64 K / V rows, K-major (hdim in [rows x 64] sub-tiles);
+  //   B of dQ: K as MN-major (hdim chunk wg, all 128 keys along the reduction).
+  const uint32_t smem_u32 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  // k16 step kk of the hdim inside [rows x 64] sub-tiles.
+  auto kstep = [](int kk, uint32_t subtile) -> uint32_t {
+    return (kk / 4) * subtile + (kk % 4) * sm90::kKMajorStepBytes;
+  };
+
+  int side_use = 0, step_use = 0;  // step_use also numbers the dQ tiles handed to the writer
+#pragma unroll 1
+  for (int it = 0;; ++it) {
+    const int tslot = it & 1;
+    sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
+    const int task = s_task[tslot];
+    __syncwarp();
+    if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);
+    if (task >= num_tasks) break;
+    const int bh = M.task_head(task), slot = M.task_slot(task);
+    const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
+
+#pragma unroll 1
+    for (int side = 0; side < M.num_sides(slot); ++side, ++side_use) {
+      const int j = M.kv_tile(slot, side);
+      const int nsteps = M.num_steps(slot, side);
+      const int key_row0 = j * kBN + key_local;
+      sm90::mbar_wait(&bars.kv_full, side_use & 1);
+
+      float dk[D / 2], dv[D / 2];
+#pragma unroll
+      for (int x = 0; x < D / 2; ++x) { dk[x] = 0.f; dv[x] = 0.f; }
+
+#pragma unroll 1
+      for (int t_step = 0; t_step < nsteps; ++t_step) {
+       const int i = M.visit(slot, side, t_step);
+#pragma unroll 1
+       for (int g = 0; g < G; ++g, ++step_use) {
+        const int hq = hk * G + g;
+        const int st = step_use & 1;
+        const float* sLse = reinterpret_cast<const float*>(smem + L::kLseOff + st * L::kVecBytes);
+        const float* sDsum = reinterpret_cast<const float*>(smem + L::kDsumOff + st * L::kVecBytes);
+        sm90::mbar_wait(&bars.qdo_full[st], (step_use >> 1) & 1);
+
+        // GEMM 1: S^T = K_w Q^T (SS, both K-major, D/16 k-steps); P^T in registers.
+        // NOTES: GEMM 2 (dP^T) is issued only after P^T is packed to bf16, so the two fp32
+        // accumulators are never live together (dK + dV already hold 128 registers).
+        const uint32_t base0 = opaque(smem_u32);
+        auto kmajor_chain = [&](float (&acc)[32], uint32_t a_rows, uint32_t b_rows) {
+          ptx::warpgroup_fence_operand(acc);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < D / 16; ++kk)
+            ptx::wgmma_ss<64, 0, 0>(acc, sw128_desc<16, 1024>(a_rows + kstep(kk, sm90::subtile_bytes(kBN))),
+                                    sw128_desc<16, 1024>(b_rows + kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
+          ptx::wgmma_commit_group();
+          ptx::wgmma_wait_group<0>();
+          ptx::warpgroup_fence_operand(acc);
+        };
+        uint32_t pf[4][4], df[4][4];
+        {
+          float sacc[32];
+          kmajor_chain(sacc, base0 + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base0 + L::kQOff + st * L::kQBytes);
+          const int q_row0 = i * kBM;
+          const bool interior = q_row0 + kBM <= tp.seqlen_q && (j + 1) * kBN <= tp.seqlen_k &&
+                                (!kCausal || (j + 1) * kBN - 1 <= q_row0 + diag);
+          if (interior)
+            compute_p<false, kCausal>(sacc, sLse, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
+          else
+            compute_p<true, kCausal>(sacc, sLse, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
+#pragma unroll
+          for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag(sacc, k, pf[k]);
+        }
+        // GEMM 2: dP^T = V_w dO^T; dS^T in registers.
+        {
+          float dpacc[32];
+          const uint32_t base1 = opaque(smem_u32);
+          kmajor_chain(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::kdOOff + st * L::kQBytes);
+          compute_ds(dpacc, pf, sDsum, quad);
+#pragma unroll
+          for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag(dpacc, k, df[k]);
+        }
+        // dS^T -> smem, [128 keys x 64 q] swizzled (the MN-major A operand of dQ = dS K):
+        // fragment df[k][x] holds (key_local + 8 (x % 2), query rows 16k + 8 (x / 2) + 2 quad + {0, 1}).
+        // Address = swizzle128_offset(row, col) with row = key_local + 8 (x % 2), col = 16k + 8 (x / 2)
+        // + 2 quad: row % 8 = lane / 4 for both rows, 16-byte chunk 2k + x / 2, 4 quad bytes inside it.
+        // Computed here from opaque values so that the 16 addresses are not hoisted and kept live.
+        {
+          const uint32_t row_addr = opaque(smem_u32) + L::kDsOff + (step_use & 1) * L::kDsBytes +
+                                    key_local * sm90::kSwizzleBytes + 4 * quad;
+          const uint32_t r7 = opaque(static_cast<uint32_t>(lane / 4));
+#pragma unroll
+          for (int k = 0; k < 4; ++k)
+#pragma unroll
+            for (int x = 0; x < 4; ++x) {
+              const uint32_t addr = row_addr + (x % 2) * 8 * sm90::kSwizzleBytes + (((2 * k + x / 2) ^ r7) << 4);
+              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(df[k][x]) : "memory");
+            }
+        }
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> wgmma (async proxy)
+
+        // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q; B = dO / Q MN-major (hdim chunks 8 KiB apart).
+        {
+          const uint32_t base = opaque(smem_u32);
+          const uint32_t b_do = base + L::kdOOff + st * L::kQBytes, b_q = base + L::kQOff + st * L::kQBytes;
+          constexpr uint32_t kLbo = sm90::subtile_bytes(kBM);  // hdim chunks of dO / Q, 8 KiB apart
+          ptx::warpgroup_fence_operand(dv);
+          ptx::warpgroup_fence_operand(dk);
+#pragma unroll
+          for (int k = 0; k < 4; ++k) {
+            ptx::warpgroup_fence_operand(pf[k]);
+            ptx::warpgroup_fence_operand(df[k]);
+          }
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int k = 0; k < 4; ++k)
+            ptx::wgmma_rs<D, 1>(dv, pf[k], sw128_desc<kLbo, 1024>(b_do + k * sm90::kMNMajorStepBytes), 1);
+#pragma unroll
+          for (int k = 0; k < 4; ++k)
+            ptx::wgmma_rs<D, 1>(dk, df[k], sw128_desc<kLbo, 1024>(b_q + k * sm90::kMNMajorStepBytes), 1);
+          ptx::wgmma_commit_group();
+        }
+
+        // Both warpgroups' dS^T are in smem (and fenced) before either reads the whole tile.
+        ptx::named_bar_sync(kBarDs, kMmaThreads);
+        // dV/dK GEMMs done (they ran during the barrier): their A fragments are free before the
+        // dQ accumulator goes live (register peak; see docs/bwd-sm90.md).
+        ptx::wgmma_wait_group<0>();
+        ptx::warpgroup_fence_operand(dv);
+        ptx::warpgroup_fence_operand(dk);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          ptx::warpgroup_fence_operand(pf[k]);
+          ptx::warpgroup_fence_operand(df[k]);
+        }
+
+        // GEMM 5 (SS): dQ[:, 64wg..] = dS K: A = dS^T tile read MN-major (tnspA), B = K MN-major.
+        float dqacc[32];
+        {
+          const uint32_t base = opaque(smem_u32);
+          const uint32_t a_ds = base + L::kDsOff + (step_use & 1) * L::kDsBytes;
+          const uint32_t b_k = base + L::kKOff + wg * sm90::subtile_bytes(kBN);
+          ptx::warpgroup_fence_operand(dqacc);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < kBN / 16; ++kk)
+            ptx::wgmma_ss<64, 1, 1>(dqacc, sw128_desc<L::kDsBytes, 1024>(a_ds + kk * sm90::kMNMajorStepBytes),
+                                    sw128_desc<sm90::subtile_bytes(kBN), 1024>(b_k + kk * sm90::kMNMajorStepBytes),
+                                    kk > 0 ? 1 : 0);
+          ptx::wgmma_commit_group();
+        }
+        ptx::wgmma_wait_group<0>();
+        ptx::warpgroup_fence_operand(dqacc);
+        // Q, dO, LSE, D of this stage are consumed.
+        __syncwarp();
+        if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);
+
+        // Hand the partial to the writer: buffer step_use % 2, free once the writer's reduce of
+        // tile step_use - 2 has completed. Fragment order: float4 (wg, k, t) = dqacc[4k..4k+3].
+        const int dbuf = step_use & 1;
+        sm90::mbar_wait(&bars.dq_empty[dbuf], ((step_use >> 1) & 1) ^ 1);
+        float* stage = sDqStage + dbuf * L::kDqFloats;
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+          *reinterpret_cast<float4*>(stage + ((wg * 8 + k) * 128 + t) * 4) =
+              make_float4(dqacc[4 * k], dqacc[4 * k + 1], dqacc[4 * k + 2], dqacc[4 * k + 3]);
+        if (warp == 0) {
+          // The tile's position in dQ tile i's accumulation chain (schedule.h), as in the sm80 writer.
+          int rank = 0;
+          if (M.deterministic()) {
+            rank = M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(i, j, lane_id(), 32)) : M.rank(i, j);
+          }
+          if (lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
+        }
+        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
+        __syncwarp();
+        if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);
+       }
+      }
+
+      // K/V of this side are no longer read (the last step waited for all its wgmma).
+      __syncwarp();
+      if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.kv_empty);
+
+      // Epilogue: dK *= scale; store the rows that exist (accumulator rows = keys, cols = hdim).
+      __nv_bfloat16* dk_base = static_cast<__nv_bfloat16*>(p.dk.ptr) + b * p.dk.sb + hk * p.dk.sh;
+      __nv_bfloat16* dv_base = static_cast<__nv_bfloat16*>(p.dv.ptr) + b * p.dv.sb + hk * p.dv.sh;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int key = key_row0 + 8 * h;
+        if (key >= tp.seqlen_k) continue;
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n) {
+          const int c = 8 * n + 2 * quad;
+          *reinterpret_cast<__nv_bfloat162*>(dk_base + (int64_t)key * p.dk.ss + c) =
+              __floats2bfloat162_rn(dk[4 * n + 2 * h] * p.scale, dk[4 * n + 2 * h + 1] * p.scale);
+          *reinterpret_cast<__nv_bfloat162*>(dv_base + (int64_t)key * p.dv.ss + c) =
+              __floats2bfloat162_rn(dv[4 * n + 2 * h], dv[4 * n + 2 * h + 1]);
+        }
+      }
+    }
+  }
+  // Tell the writer to exit after its last tile (it stays resident until that reduce completed).
+  const int dbuf = step_use & 1;
+  sm90::mbar_wait(&bars.dq_empty[dbuf], ((step_use >> 1) & 1) ^ 1);
+  if (threadIdx.x == 0) mailbox[dbuf] = DqMeta{0, 0, 0, 0, kMetaExit, 0, {0, 0}};
+  __syncwarp();
+  if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);
+}
+
+template <int D, bool kCausal>
+cudaError_t set_smem_attr() {
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<D, kCausal>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(Sm90BwdSmem<D>::kDynamicBytes));
+}
+
+template <int D, bool kCausal>
+cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
+  cudaError_t err = set_smem_attr<D, kCausal>();
+  if (err != cudaSuccess) return err;
+  attn_bwd_sm90_main<D, kCausal><<<num_ctas, kThreads, Sm90BwdSmem<D>::kDynamicBytes, stream>>>(
+      maps.q, maps.k, maps.v, maps.dout, p);
+  return cudaGetLastError();
+}
+
+template <int D, bool kCausal>
+cudaError_t occupancy(int* ctas_per_sm) {
+  cudaError_t err = set_smem_attr<D, kCausal>();
+  if (err != cudaSuccess) return err;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<D, kCausal>, kThreads,
+                                                       Sm90BwdSmem<D>::kDynamicBytes);
+}
+
+}  // namespace
+
+cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const TensorRef& k, const TensorRef& v,
+                             const TensorRef& dout, BwdSm90Maps* maps) {
+  if (s.dtype != DType::kBF16 || s.head_dim != 128) return cudaErrorNotSupported;
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return cudaErrorNotSupported;
+  }
+  if (major != 9 || minor != 0) return cudaErrorNotSupported;  // sm_90a code only
+  const Strides3 sq{q.sb, q.ss, q.sh}, sk{k.sb, k.ss, k.sh}, sv{v.sb, v.ss, v.sh}, sd{dout.sb, dout.ss, dout.sh};
+  // A stride the TMA cannot express is "not supported": the caller uses the sm80 kernel.
+  if (!make_tma_desc_4d_bf16(&maps->q, q.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sq, kBM).ok() ||
+      !make_tma_desc_4d_bf16(&maps->dout, dout.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sd, kBM).ok() ||
+      !make_tma_desc_4d_bf16(&maps->k, k.ptr, s.batch, s.seqlen_k, s.heads_kv, s.head_dim, sk, kBN).ok() ||
+      !make_tma_desc_4d_bf16(&maps->v, v.ptr, s.batch, s.seqlen_k, s.heads_kv, s.head_dim, sv, kBN).ok())
+    return cudaErrorNotSupported;
+  return cudaSuccess;
+}
+
+cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim, bool causal,
+                                 int num_ctas, cudaStream_t stream) {
+  if (head_dim != 128 || p.model.p.block_m != kBM || p.model.p.block_n != kBN) return cudaErrorNotSupported;
+  return causal ? launch_main<128, true>(p, maps, num_ctas, stream) : launch_main<128, false>(p, maps, num_ctas, stream);
+}
+
+cudaError_t launch_bwd_postprocess_sm90(const BwdKernelParams& p, int head_dim, cudaStream_t stream) {
+  if (head_dim != 128) return cudaErrorNotSupported;
+  const TileProblem& tp = p.model.p;
+  const int chunks = tp.m_tiles() * kBM * head_dim / 4;
+  const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
+  attn_bwd_postprocess_sm90<<<grid, 256, 0, stream>>>(p, head_dim);
+  return cudaGetLastError();
+}
+
+cudaError_t bwd_main_sm90_occupancy(int head_dim, bool causal, int* ctas_per_sm) {
+  if (head_dim != 128) return cudaErrorNotSupported;
+  return causal ? occupancy<128, true>(ctas_per_sm) : occupancy<128, false>(ctas_per_sm);
+}
+
+}  // namespace dash::kernels

@@ -1,0 +1,234 @@
+// Hopper wgmma/TMA backward (src/kernels/attn_bwd_sm90.cu, docs/bwd-sm90.md), run through attn_bwd
+// with DASH_BWD_SM90=1. UNTESTED ON GPU when written: these tests are the first thing to run.
+//   - Accuracy: dQ/dK/dV against the float64 reference with the criterion of
+//     test_attention_accuracy.cpp: max|ours - ref64| <= 2 * max|lowp - ref64| + 1e-3 * max|ref64| + 1e-5.
+//   - Determinism: bitwise-identical gradients over 20 reruns and over grid sizes / dispatch modes.
+// The launch info must report block_n = 128 (the sm90 tiles): proof that the sm90 kernel ran and
+// not the sm80 fallback. On a device that is not compute capability 9.0 the path declines and
+// the tests skip. Forward: the default (sm80) forward.
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <tuple>
+
+#include "attention_harness.h"
+#include "kernels/kernel_params.h"
+
+namespace dash::test {
+namespace {
+
+// Sets an environment variable for its lifetime and restores the previous value.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) setenv(name, value, 1); else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1); else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+bool is_sm90() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return false;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  return major == 9 && minor == 0;
+}
+
+#define REQUIRE_SM90()                                                               \
+  do {                                                                               \
+    REQUIRE_GPU();                                                                   \
+    if (!is_sm90()) GTEST_SKIP() << "the sm90 backward needs a compute capability 9.0 device"; \
+  } while (0)
+
+double max_abs(const std::vector<double>& a) {
+  double m = 0;
+  for (double x : a) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+// One backward with DASH_BWD_SM90=1 and poisoned outputs.
+Status run_sm90_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info, cudaStream_t stream = nullptr) {
+  ScopedEnv env("DASH_BWD_SM90", "1");
+  pr.poison_grads();
+  const Status st = pr.backward(p, stream, info);
+  if (st.ok()) cudaStreamSynchronize(stream);
+  return st;
+}
+
+struct Sm90Case {
+  ProblemSpec spec;
+  Schedule schedule;
+};
+
+std::string case_name(const testing::TestParamInfo<Sm90Case>& info) {
+  const ProblemSpec& s = info.param.spec;
+  char buf[200];
+  std::snprintf(buf, sizeof(buf), "d%d_%s_b%d_sq%d_sk%d_h%d_%d_%s", s.head_dim, s.causal ? "causal" : "full", s.batch,
+                s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv, schedule_name(info.param.schedule));
+  return buf;
+}
+
+class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
+
+TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
+  REQUIRE_SM90();
+  const Sm90Case& c = GetParam();
+  Problem pr(c.spec);
+  const ref::RefShape rs = pr.ref_shape();
+
+  std::vector<double> o_ref(pr.q.host.size()), lse_ref((size_t)rs.batch * rs.heads_q * rs.seqlen_q);
+  ref::attention_forward(rs, pr.q.host.data(), pr.k.host.data(), pr.v.host.data(), o_ref.data(), lse_ref.data());
+  Status st = pr.forward();
+  ASSERT_TRUE(st.ok()) << st.message;
+  CUDA_OK(cudaDeviceSynchronize());
+
+  BwdLaunchInfo info;
+  st = run_sm90_bwd(pr, pr.bwd_params(c.schedule), &info);
+  ASSERT_TRUE(st.ok()) << st.message;
+  CUDA_OK(cudaGetLastError());
+  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_BWD_SM90=1 did not select the sm90 kernel";
+  ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM);
+  std::vector<double> dq_gpu, dk_gpu, dv_gpu;
+  ASSERT_TRUE(pr.dq.download(c.spec.dtype, &dq_gpu)) << "dQ has unwritten elements";
+  ASSERT_TRUE(pr.dk.download(c.spec.dtype, &dk_gpu)) << "dK has unwritten elements";
+  ASSERT_TRUE(pr.dv.download(c.spec.dtype, &dv_gpu)) << "dV has unwritten elements";
+
+  std::vector<double> dq_ref(pr.q.host.size()), dk_ref(pr.k.host.size()), dv_ref(pr.v.host.size());
+  ref::attention_backward(rs, pr.q.host.data(), pr.k.host.data(), pr.v.host.data(), o_ref.data(), lse_ref.data(),
+                          pr.dout.host.data(), dq_ref.data(), dk_ref.data(), dv_ref.data());
+  std::vector<double> o_lp, dq_lp, dk_lp, dv_lp;
+  lowp_attention(rs, c.spec.dtype, pr.q.host, pr.k.host, pr.v.host, pr.dout.host, &o_lp, &dq_lp, &dk_lp, &dv_lp);
+  auto check = [&](const char* what, const std::vector<double>& ours, const std::vector<double>& lp,
+                   const std::vector<double>& ref) {
+    const double e_ours = max_abs_diff(ours, ref), e_lp = max_abs_diff(lp, ref);
+    const double atol = 1e-3 * max_abs(ref) + 1e-5;
+    EXPECT_LE(e_ours, 2 * e_lp + atol) << what << " " << c.spec.str() << " " << schedule_name(info.schedule)
+                                       << " ours " << e_ours << " lowp " << e_lp;
+  };
+  check("dQ", dq_gpu, dq_lp, dq_ref);
+  check("dK", dk_gpu, dk_lp, dk_ref);
+  check("dV", dv_gpu, dv_lp, dv_ref);
+}
+
+std::vector<Sm90Case> accuracy_cases() {
+  std::vector<Sm90Case> v;
+  int idx = 0;
+  for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAtomic})
+    for (bool causal : {false, true})
+      for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 128, 128, 4, 4},     // one Q tile pair, one KV tile
+                                        std::tuple{2, 113, 113, 4, 1},     // partial tiles, GQA 4:1
+                                        std::tuple{1, 1000, 1000, 8, 2},   // GQA 4:1, key/query tails
+                                        std::tuple{1, 2048, 2048, 4, 1},   // GQA 4:1, 32 x 16 tiles
+                                        std::tuple{2, 300, 700, 4, 1}}) {  // seqlen_q < seqlen_k
+        ProblemSpec s;
+        s.dtype = DType::kBF16; s.head_dim = 128; s.causal = causal;
+        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
+        s.seed = 7000 + idx++;
+        v.push_back({s, sc});
+      }
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, BwdSm90Accuracy, testing::ValuesIn(accuracy_cases()), case_name);
+
+// ---- bitwise determinism ---------------------------------------------------------------------
+struct DetCase {
+  Schedule schedule;
+  bool causal;
+};
+
+class BwdSm90Determinism : public testing::TestWithParam<DetCase> {
+ protected:
+  static ProblemSpec spec(bool causal) {
+    ProblemSpec s;
+    // 8 KV heads x 16 KV tiles: 128 tasks (64 symmetric pairs), so grids 64 and 31 take several
+    // tasks per CTA and the dynamic counter's order differs from the static one.
+    s.batch = 4; s.seqlen_q = 2048; s.seqlen_k = 2048; s.heads_q = 8; s.heads_kv = 2; s.head_dim = 128;
+    s.causal = causal; s.seed = 91;
+    return s;
+  }
+};
+
+TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
+  REQUIRE_SM90();
+  Problem pr(spec(GetParam().causal));
+  ASSERT_TRUE(pr.forward().ok());
+  const AttnBwdParams p = pr.bwd_params(GetParam().schedule);
+  BwdLaunchInfo info;
+  Status st = run_sm90_bwd(pr, p, &info);
+  ASSERT_TRUE(st.ok()) << st.message;
+  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_BWD_SM90=1 did not select the sm90 kernel";
+  const uint64_t h0 = pr.grad_hash();
+  for (int r = 1; r < 20; ++r) {
+    st = run_sm90_bwd(pr, p, &info);
+    ASSERT_TRUE(st.ok()) << st.message;
+    ASSERT_EQ(pr.grad_hash(), h0) << "rerun " << r;
+  }
+}
+
+TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
+  REQUIRE_SM90();
+  Problem pr(spec(GetParam().causal));
+  ASSERT_TRUE(pr.forward().ok());
+  AttnBwdParams p = pr.bwd_params(GetParam().schedule);
+  p.allow_fallback = false;
+  BwdLaunchInfo info;
+  Status st = run_sm90_bwd(pr, p, &info);
+  ASSERT_TRUE(st.ok()) << st.message;
+  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
+  const uint64_t h0 = pr.grad_hash();
+  int tested = 0;
+  for (int grid : {132, 64, 31}) {
+    for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
+      p.num_ctas = grid;
+      p.dispatch = d;
+      // Every grid here is at least the schedule's co-resident group (16 KV tiles of 128 keys).
+      st = run_sm90_bwd(pr, p, &info);
+      ASSERT_TRUE(st.ok()) << "grid " << grid << ": " << st.message;
+      ASSERT_EQ(info.num_ctas, std::min(grid, info.num_tasks));
+      ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
+      CUDA_OK(cudaDeviceSynchronize());
+      EXPECT_EQ(pr.grad_hash(), h0) << "grid " << grid << " dispatch " << dispatch_name(d);
+      ++tested;
+    }
+  }
+  EXPECT_EQ(tested, 6);
+}
+
+std::string det_name(const testing::TestParamInfo<DetCase>& info) {
+  return std::string(schedule_name(info.param.schedule)) + (info.param.causal ? "_causal" : "_full");
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
+                         testing::Values(DetCase{Schedule::kDescending, false}, DetCase{Schedule::kDescending, true},
+                                         DetCase{Schedule::kSymmetricShift, true},
+                                         DetCase{Schedule::kSymmetricShift, false}),  // = shift on a full mask
+                         det_name);
+
+// Cases the sm90 kernel does not cover run on the sm80 kernel even with DASH_BWD_SM90=1.
+TEST(BwdSm90Fallback, UnsupportedCasesRunTheSm80Kernel) {
+  REQUIRE_GPU();
+  for (auto [d, dt] : {std::pair{64, DType::kBF16}, std::pair{128, DType::kFP16}}) {
+    ProblemSpec s;
+    s.batch = 1; s.seqlen_q = 200; s.seqlen_k = 200; s.heads_q = 2; s.heads_kv = 2; s.head_dim = d; s.dtype = dt;
+    Problem pr(s);
+    ASSERT_TRUE(pr.forward().ok());
+    BwdLaunchInfo info;
+    const Status st = run_sm90_bwd(pr, pr.bwd_params(Schedule::kDescending), &info);
+    ASSERT_TRUE(st.ok()) << st.message;
+    EXPECT_EQ(info.block_n, kernels::kBwdBlockN) << s.str();
+  }
+}
+
+}  // namespace
+}  // namespace dash::test
