@@ -46,7 +46,7 @@ bool is_sm90() {
 
 #define REQUIRE_SM90()                                                               \
   do {                                                                               \
-    REQUIRE_GPU();                                                                   \
+    REQUIRE_SM90_DRAFT_OPT_IN();                                                     \
     if (!is_sm90()) GTEST_SKIP() << "the sm90 backward needs a compute capability 9.0 device"; \
   } while (0)
 
@@ -217,7 +217,7 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
 
 // Cases the sm90 kernel does not cover run on the sm80 kernel even with DASH_BWD_SM90=1.
 TEST(BwdSm90Fallback, UnsupportedCasesRunTheSm80Kernel) {
-  REQUIRE_GPU();
+  REQUIRE_SM90_DRAFT_OPT_IN();
   for (auto [d, dt] : {std::pair{64, DType::kBF16}, std::pair{128, DType::kFP16}}) {
     ProblemSpec s;
     s.batch = 1; s.seqlen_q = 200; s.seqlen_k = 200; s.heads_q = 2; s.heads_kv = 2; s.head_dim = d; s.dtype = dt;

@@ -101,7 +101,7 @@ void expect_close(const char* what, const ProblemSpec& spec, const FwdOut& a, co
 class FwdSm90 : public testing::TestWithParam<ProblemSpec> {};
 
 TEST_P(FwdSm90, MatchesSm80AndFloat64Reference) {
-  REQUIRE_GPU();
+  REQUIRE_SM90_DRAFT_OPT_IN();
   const ProblemSpec& spec = GetParam();
   Problem pr(spec);
 
