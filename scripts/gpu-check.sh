@@ -3,7 +3,8 @@
 # compute-sanitizer label, and the benchmark. Logs land in one folder: $OUT if set (the device
 # tool), else ./gpu-check-logs.
 #   STAGES="build test sanitize debug bench" (default), plus "sm90": the draft Hopper kernels
-#   tests (DASH_TEST_SM90=1) under a 300 s timeout, since an mbarrier bug hangs   BUILD_DIR=build   BENCH_ARGS="..."
+#   tests (DASH_TEST_SM90=1) under a 300 s timeout, since an mbarrier bug hangs.
+#   BUILD_DIR=build   BENCH_ARGS="..."
 #   GTEST_FILTER=... limits the GPU tests (passed to the test binary)
 set -uo pipefail
 cd "$(dirname "$0")/.."
