@@ -60,6 +60,25 @@ inline bool has_gpu(std::string* why) {
       GTEST_SKIP() << "draft Hopper kernel test: set DASH_TEST_SM90=1 (gpu-check.sh stage sm90)"; \
   } while (0)
 
+// Sets an environment variable for its lifetime and restores the previous value.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) setenv(name, value, 1); else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1); else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
 struct DeviceBuffer {
   void* ptr = nullptr;
   size_t bytes = 0;
