@@ -2,6 +2,7 @@
 // and a same-precision CPU emulation of PyTorch's bf16/fp16 attention (the accuracy yardstick).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -180,6 +181,22 @@ inline double max_abs_diff(const std::vector<double>& a, const std::vector<doubl
     m = std::max(m, d);
   }
   return m;
+}
+
+inline double max_abs(const std::vector<double>& a) {
+  double m = 0;
+  for (double x : a) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+// The accuracy criterion (FlashAttention's): max|ours - ref64| <= 2 * max|lowp - ref64| + atol,
+// atol = 1e-3 * max|ref64| + 1e-5 (covers cases where lowp happens to be exact). `what` names
+// the tensor and the case in the failure message.
+inline void expect_within_lowp_bound(const std::string& what, const std::vector<double>& ours,
+                                     const std::vector<double>& lowp, const std::vector<double>& ref) {
+  const double e_ours = max_abs_diff(ours, ref), e_lp = max_abs_diff(lowp, ref);
+  const double atol = 1e-3 * max_abs(ref) + 1e-5;
+  EXPECT_LE(e_ours, 2 * e_lp + atol) << what << " ours " << e_ours << " lowp " << e_lp;
 }
 
 // Same-precision emulation of an eager PyTorch bf16/fp16 attention (math backend): every GEMM

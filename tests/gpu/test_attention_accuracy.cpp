@@ -23,12 +23,6 @@ std::string case_name(const testing::TestParamInfo<AccCase>& info) {
   return buf;
 }
 
-double max_abs(const std::vector<double>& a) {
-  double m = 0;
-  for (double x : a) m = std::max(m, std::fabs(x));
-  return m;
-}
-
 class Accuracy : public testing::TestWithParam<AccCase> {};
 
 TEST_P(Accuracy, MatchesFloat64Reference) {
@@ -62,9 +56,7 @@ TEST_P(Accuracy, MatchesFloat64Reference) {
 
   auto check = [&](const char* what, const std::vector<double>& ours, const std::vector<double>& lp,
                    const std::vector<double>& ref) {
-    const double e_ours = max_abs_diff(ours, ref), e_lp = max_abs_diff(lp, ref);
-    const double atol = 1e-3 * max_abs(ref) + 1e-5;
-    EXPECT_LE(e_ours, 2 * e_lp + atol) << what << " " << c.spec.str() << " ours " << e_ours << " lowp " << e_lp;
+    expect_within_lowp_bound(std::string(what) + " " + c.spec.str(), ours, lp, ref);
   };
   check("O", o_gpu, o_lp, o_ref);
   for (size_t i = 0; i < lse_ref.size(); ++i) {

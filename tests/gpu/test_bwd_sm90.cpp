@@ -31,12 +31,6 @@ bool is_sm90() {
     if (!is_sm90()) GTEST_SKIP() << "the sm90 backward needs a compute capability 9.0 device"; \
   } while (0)
 
-double max_abs(const std::vector<double>& a) {
-  double m = 0;
-  for (double x : a) m = std::max(m, std::fabs(x));
-  return m;
-}
-
 // One backward with DASH_BWD_SM90=1 and poisoned outputs.
 Status run_sm90_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info, cudaStream_t stream = nullptr) {
   ScopedEnv env("DASH_BWD_SM90", "1");
@@ -91,10 +85,8 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   lowp_attention(rs, c.spec.dtype, pr.q.host, pr.k.host, pr.v.host, pr.dout.host, &o_lp, &dq_lp, &dk_lp, &dv_lp);
   auto check = [&](const char* what, const std::vector<double>& ours, const std::vector<double>& lp,
                    const std::vector<double>& ref) {
-    const double e_ours = max_abs_diff(ours, ref), e_lp = max_abs_diff(lp, ref);
-    const double atol = 1e-3 * max_abs(ref) + 1e-5;
-    EXPECT_LE(e_ours, 2 * e_lp + atol) << what << " " << c.spec.str() << " " << schedule_name(info.schedule)
-                                       << " ours " << e_ours << " lowp " << e_lp;
+    expect_within_lowp_bound(std::string(what) + " " + c.spec.str() + " " + schedule_name(info.schedule), ours, lp,
+                             ref);
   };
   check("dQ", dq_gpu, dq_lp, dq_ref);
   check("dK", dk_gpu, dk_lp, dk_ref);
