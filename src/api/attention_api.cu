@@ -153,9 +153,37 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
 }
 }  // namespace kernels
 
-void bwd_tile_sizes(const AttnShape&, int* block_m, int* block_n) {
-  *block_m = kernels::kBwdBlockM;
-  *block_n = kernels::kBwdBlockN;
+namespace {
+// The Hopper (wgmma/TMA) kernels run by default wherever they cover the case; DASH_FWD_SM90=0 or
+// DASH_BWD_SM90=0 forces the sm80 (mma.sync) kernels, for comparisons and bisecting.
+bool hopper_path_enabled(const char* var) {
+  const char* e = std::getenv(var);
+  return e == nullptr || std::strcmp(e, "0") != 0;
+}
+
+bool current_device_is_sm90() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major == 9 && minor == 0;
+}
+
+// Whether attn_bwd will run the sm90 backward for this shape (dense TMA-expressible strides
+// assumed; a stride the TMA cannot express still falls back to sm80 at launch).
+bool bwd_uses_sm90(const AttnShape& s) {
+  return hopper_path_enabled("DASH_BWD_SM90") && s.dtype == DType::kBF16 && s.head_dim == 128 &&
+         current_device_is_sm90();
+}
+}  // namespace
+
+void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n) {
+  const bool sm90 = bwd_uses_sm90(shape);
+  *block_m = sm90 ? kernels::kBwdSm90BlockM : kernels::kBwdBlockM;
+  *block_n = sm90 ? kernels::kBwdSm90BlockN : kernels::kBwdBlockN;
 }
 
 size_t attn_bwd_workspace_size(const AttnShape& shape) {
@@ -182,7 +210,9 @@ Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int bl
 }  // namespace
 
 Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms) {
-  return resolve_auto_schedule_tiles(shape, num_sms, kernels::kBwdBlockN);
+  int bm = 0, bn = 0;
+  bwd_tile_sizes(shape, &bm, &bn);
+  return resolve_auto_schedule_tiles(shape, num_sms, bn);
 }
 
 Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
@@ -207,11 +237,10 @@ Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
   p.heads_kv = s.heads_kv;
   p.scale = resolved_scale(s);
   p.scale_log2 = p.scale * 1.4426950408889634f;
-  // DASH_FWD_SM90=1 opts into the (new) Hopper wgmma/TMA forward; it declines unsupported cases
-  // (cudaErrorNotSupported, nothing launched) and the sm80 kernel runs instead.
-  const char* fwd_sm90 = std::getenv("DASH_FWD_SM90");
+  // The Hopper wgmma/TMA forward runs by default (DASH_FWD_SM90=0 disables it); it declines the
+  // cases it does not cover (cudaErrorNotSupported, nothing launched) and the sm80 kernel runs.
   cudaError_t fwd_err = cudaErrorNotSupported;
-  if (fwd_sm90 != nullptr && std::strcmp(fwd_sm90, "1") == 0)
+  if (hopper_path_enabled("DASH_FWD_SM90"))
     fwd_err = kernels::launch_fwd_sm90(p, s.head_dim, s.dtype, s.causal, stream);
   if (fwd_err == cudaErrorNotSupported) fwd_err = kernels::launch_fwd(p, s.head_dim, s.dtype, s.causal, stream);
   DASH_CUDA_RETURN(fwd_err);
@@ -247,13 +276,13 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     return make_status(StatusCode::kInvalidArgument, "workspace_bytes %zu < required %zu (attn_bwd_workspace_size)",
                        workspace_bytes, ws.total);
 
-  // DASH_BWD_SM90=1 opts into the Hopper wgmma/TMA backward (attn_bwd_sm90.cu, UNTESTED ON GPU):
+  // The Hopper wgmma/TMA backward (attn_bwd_sm90.cu) runs by default where it covers the case
+  // (bf16, head_dim 128, an sm_90 device, TMA-expressible strides); DASH_BWD_SM90=0 disables it.
   // 128-key KV tiles, so the schedule model is built with block_n = kBwdSm90BlockN. Anything it
-  // does not cover (bf16 + head_dim 128 on an sm_90 device, TMA-expressible strides) runs on the
-  // sm80 kernel, exactly as without the variable.
+  // does not cover runs on the sm80 kernel.
   kernels::BwdSm90Maps sm90_maps;
   bool use_sm90 = false;
-  if (const char* e = std::getenv("DASH_BWD_SM90"); e != nullptr && std::strcmp(e, "1") == 0)
+  if (bwd_uses_sm90(s))
     use_sm90 = kernels::bwd_sm90_prepare(s, tref(a.q, a.q_stride), tref(a.k, a.k_stride), tref(a.v, a.v_stride),
                                          tref(a.dout, a.dout_stride), &sm90_maps) == cudaSuccess;
   const int block_n = use_sm90 ? kernels::kBwdSm90BlockN : kernels::kBwdBlockN;

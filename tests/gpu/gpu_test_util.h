@@ -51,16 +51,6 @@ inline bool has_gpu(std::string* why) {
     if (!::dash::test::has_gpu(&_why)) GTEST_SKIP() << _why; \
   } while (0)
 
-// Tests of the draft Hopper kernels (attn_fwd_sm90 / attn_bwd_sm90) that have not yet run on a
-// GPU: an mbarrier mistake there hangs instead of failing, so they run only when asked
-// (DASH_TEST_SM90=1), which `scripts/gpu-check.sh` does in its `sm90` stage under a timeout.
-#define REQUIRE_SM90_DRAFT_OPT_IN()                                                          \
-  do {                                                                                       \
-    REQUIRE_GPU();                                                                           \
-    if (std::getenv("DASH_TEST_SM90") == nullptr)                                            \
-      GTEST_SKIP() << "draft Hopper kernel test: set DASH_TEST_SM90=1 (gpu-check.sh stage sm90)"; \
-  } while (0)
-
 // Sets an environment variable for its lifetime and restores the previous value.
 class ScopedEnv {
  public:

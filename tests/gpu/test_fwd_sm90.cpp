@@ -1,7 +1,7 @@
 // Hopper wgmma/TMA forward (src/kernels/attn_fwd_sm90.cu) against the sm80 forward and, for small
-// shapes, the float64 reference. The sm90 path runs through attn_fwd with DASH_FWD_SM90=1; a
-// direct launch_fwd_sm90 call must then reproduce it bit for bit, which proves the result came
-// from the sm90 kernel and not from the sm80 fallback. Outputs are poisoned (NaN) before every
+// shapes, the float64 reference. The sm90 path is attn_fwd's default (DASH_FWD_SM90=0 forces the
+// sm80 kernel); a direct launch_fwd_sm90 call must reproduce it bit for bit, which proves the
+// result came from the sm90 kernel and not from the sm80 fallback. Outputs are poisoned (NaN) before every
 // run, so an unwritten element fails. Bounds: |O - O_other| <= 2e-2, |LSE - LSE_other| <= 1e-3
 // (both -inf for rows that see no key).
 #include <cstdlib>
@@ -82,12 +82,12 @@ void expect_close(const char* what, const ProblemSpec& spec, const FwdOut& a, co
 class FwdSm90 : public testing::TestWithParam<ProblemSpec> {};
 
 TEST_P(FwdSm90, MatchesSm80AndFloat64Reference) {
-  REQUIRE_SM90_DRAFT_OPT_IN();
+  REQUIRE_GPU();
   const ProblemSpec& spec = GetParam();
   Problem pr(spec);
 
   FwdOut sm80, sm90, direct;
-  ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, nullptr, &sm80));
+  ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "0", &sm80));
   ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &sm90));
 
   // The same launch without the switch: bitwise equal to the attn_fwd(DASH_FWD_SM90=1) result.
