@@ -35,6 +35,7 @@ def _extensions():
         ["python/dash_attn/csrc/binding.cpp"]
         + _rel_glob("src/kernels/*.cu")
         + ["src/api/attention_api.cu"]
+        + _rel_glob("src/api/*.cpp")
         + _rel_glob("src/schedule/*.cpp")
     )
     nvcc_flags = [
