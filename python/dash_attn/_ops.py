@@ -18,12 +18,43 @@ _EXT = None
 _EXT_ERROR = None
 
 
+_ERRORS = {"ValueError": ValueError, "TypeError": TypeError, "RuntimeError": RuntimeError}
+
+
+class _Extension:
+    """``dash_attn._C`` with its error tuples turned into exceptions.
+
+    The binding never throws a C++ exception (one thrown through pybind11 crashed the
+    interpreter with torch 2.11): a failing call returns ``("__dash_error__", kind, message)``
+    and this wrapper raises ``kind(message)``.
+    """
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        fn = getattr(self._module, name)
+        if not callable(fn):
+            return fn
+
+        def call(*args, **kwargs):
+            r = fn(*args, **kwargs)
+            if isinstance(r, tuple) and len(r) == 3 and isinstance(r[0], str) and r[0] == "__dash_error__":
+                raise _ERRORS.get(r[1], RuntimeError)(r[2])
+            return r
+
+        call.__name__ = name
+        call.__doc__ = fn.__doc__
+        return call
+
+
 def extension():
-    """The compiled extension module ``dash_attn._C`` (ImportError with a hint if missing)."""
+    """The compiled extension ``dash_attn._C`` (ImportError with a hint if missing), wrapped so
+    that its errors raise ValueError / TypeError / RuntimeError."""
     global _EXT, _EXT_ERROR
     if _EXT is None:
         try:
-            _EXT = importlib.import_module("dash_attn._C")
+            _EXT = _Extension(importlib.import_module("dash_attn._C"))
         except ImportError as e:  # not built (CPU-only install) or built for another torch
             _EXT_ERROR = e
             raise ImportError(

@@ -58,7 +58,10 @@ constexpr int kBM = kBwdSm90BlockM;  // 64 query rows per Q tile
 constexpr int kBN = kBwdSm90BlockN;  // 128 keys per KV tile (2 MMA warpgroups x 64)
 constexpr int kThreads = 384;
 constexpr int kMmaThreads = 256;
-constexpr int kMmaWarps = 8;         // arrivals on every "consumed" barrier
+// Arrivals of the MMA side on every "consumed"/"filled" barrier: every MMA thread arrives for
+// itself (mbarrier.arrive releases only the arriving thread's own accesses; compute-sanitizer
+// racecheck flagged the one-lane-per-warp version after __syncwarp).
+constexpr int kMmaArrivals = 256;
 // 232 * 256 + 40 * 128 = 64512 <= 65536.
 constexpr int kMmaRegs = 232, kProducerRegs = 40;
 static_assert(kMmaRegs * kMmaThreads + kProducerRegs * 128 <= 65536, "setmaxnreg budget");
@@ -108,12 +111,12 @@ static_assert(sizeof(DqMeta) == kDqMailboxBytesPerCta / 2, "mailbox slot size");
 // (u & 1) ^ 1 on the matching "empty" barrier (its first pass falls through).
 struct Sm90BwdBars {
   uint64_t task_full[2];   // count 1: producer published s_task[slot]
-  uint64_t task_empty[2];  // count 9: every MMA warp and the loader have read it
+  uint64_t task_empty[2];  // every MMA thread and the loader have read it
   uint64_t kv_full;        // count 1 + tx: K and V of a side landed
-  uint64_t kv_empty;       // count 8: every MMA warp is done with K/V of the side
+  uint64_t kv_empty;       // every MMA thread is done with K/V of the side
   uint64_t qdo_full[2];    // count 1 + tx: Q, dO, LSE, D of a step landed
-  uint64_t qdo_empty[2];   // count 8: every MMA warp is done with the stage
-  uint64_t dq_full[2];     // count 8: dQ partial staged (and the mailbox slot written)
+  uint64_t qdo_empty[2];   // every MMA thread is done with the stage
+  uint64_t dq_full[2];     // every MMA thread: dQ partial staged (and the mailbox slot written)
   uint64_t dq_empty[2];    // count 1: the writer's reduce of the buffer has COMPLETED
 };
 
@@ -369,14 +372,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int k = 0; k < 2; ++k) {
       cuda::ptx::mbarrier_init(&bars.task_full[k], 1);
-      cuda::ptx::mbarrier_init(&bars.task_empty[k], kMmaWarps + 1);  // + the loader
+      cuda::ptx::mbarrier_init(&bars.task_empty[k], kMmaArrivals + 1);  // + the loader
       cuda::ptx::mbarrier_init(&bars.qdo_full[k], 1);
-      cuda::ptx::mbarrier_init(&bars.qdo_empty[k], kMmaWarps);
-      cuda::ptx::mbarrier_init(&bars.dq_full[k], kMmaWarps);
+      cuda::ptx::mbarrier_init(&bars.qdo_empty[k], kMmaArrivals);
+      cuda::ptx::mbarrier_init(&bars.dq_full[k], kMmaArrivals);
       cuda::ptx::mbarrier_init(&bars.dq_empty[k], 1);
     }
     cuda::ptx::mbarrier_init(&bars.kv_full, 1);
-    cuda::ptx::mbarrier_init(&bars.kv_empty, kMmaWarps);
+    cuda::ptx::mbarrier_init(&bars.kv_empty, kMmaArrivals);
     s_reduced_storage = 0;
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
@@ -424,8 +427,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
     const int task = s_task[tslot];
-    __syncwarp();
-    if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);
+    cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);  // every MMA thread (kMmaArrivals)
     if (task >= num_tasks) break;
     const int bh = M.task_head(task), slot = M.task_slot(task);
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
@@ -562,8 +564,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         ptx::wgmma_wait_group<0>();
         ptx::warpgroup_fence_operand(dqacc);
         // Q, dO, LSE, D of this stage are consumed.
-        __syncwarp();
-        if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);
+        cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
 
         // Hand the partial to the writer: buffer step_use % 2, free once the writer's reduce of
         // tile step_use - 2 has completed. Fragment order: float4 (wg, k, t) = dqacc[4k..4k+3].
@@ -583,14 +584,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
         }
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
-        __syncwarp();
-        if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);
+        cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
        }
       }
 
       // K/V of this side are no longer read (the last step waited for all its wgmma).
-      __syncwarp();
-      if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.kv_empty);
+      cuda::ptx::mbarrier_arrive(&bars.kv_empty);  // every MMA thread (kMmaArrivals)
 
       // Epilogue: dK *= scale; store the rows that exist (accumulator rows = keys, cols = hdim).
       __nv_bfloat16* dk_base = static_cast<__nv_bfloat16*>(p.dk.ptr) + b * p.dk.sb + hk * p.dk.sh;
@@ -614,8 +613,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int dbuf = step_use & 1;
   sm90::mbar_wait(&bars.dq_empty[dbuf], ((step_use >> 1) & 1) ^ 1);
   if (threadIdx.x == 0) mailbox[dbuf] = DqMeta{0, 0, 0, 0, kMetaExit, 0, {0, 0}};
-  __syncwarp();
-  if (lane == 0) cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);
+  cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
 }
 
 template <int D, bool kCausal>

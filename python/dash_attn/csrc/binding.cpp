@@ -26,44 +26,63 @@ namespace py = pybind11;
 
 namespace {
 
+// No C++ exception is thrown here: a throw through pybind11 in this extension crashed the
+// interpreter on the GPU machine (torch 2.11, docs/python.md). Every failure is recorded here
+// and the entry point returns the error tuple ("__dash_error__", kind, message) instead of its
+// result; dash_attn._ops.extension() wraps the module and raises kind(message) in Python.
+struct BindError {
+  const char* type = nullptr;  // "ValueError", "TypeError" or "RuntimeError"
+  std::string message;
+};
+thread_local BindError g_error;
+
 template <typename... Args>
-[[noreturn]] void value_error(const Args&... args) {
-  throw py::value_error(c10::str("dash_attn: ", args...));
+bool value_error(const Args&... args) {
+  g_error = {"ValueError", c10::str("dash_attn: ", args...)};
+  return false;
 }
 
 template <typename... Args>
-[[noreturn]] void type_error(const Args&... args) {
-  throw py::type_error(c10::str("dash_attn: ", args...));
+bool type_error(const Args&... args) {
+  g_error = {"TypeError", c10::str("dash_attn: ", args...)};
+  return false;
 }
 
-[[noreturn]] void throw_status(const dash::Status& st, const char* entry) {
-  const std::string msg = c10::str("dash_attn.", entry, ": ", st.message);
-  if (st.code == dash::StatusCode::kInvalidArgument || st.code == dash::StatusCode::kUnsupported)
-    throw py::value_error(msg);
-  throw std::runtime_error(msg);
+bool status_error(const dash::Status& st, const char* entry) {
+  const bool user = st.code == dash::StatusCode::kInvalidArgument || st.code == dash::StatusCode::kUnsupported;
+  g_error = {user ? "ValueError" : "RuntimeError", c10::str("dash_attn.", entry, ": ", st.message)};
+  return false;
+}
+
+// The recorded error as the tuple the Python wrapper turns into an exception.
+py::object raise_recorded() {
+  py::object r = py::make_tuple("__dash_error__", g_error.type ? g_error.type : "RuntimeError", g_error.message);
+  g_error = {};
+  return r;
 }
 
 // Checks shared by every (batch, seqlen, heads, head_dim) tensor argument.
-void check_bshd(const at::Tensor& t, const char* name, const at::Tensor& ref) {
-  if (!t.defined()) value_error(name, " is undefined");
-  if (!t.is_cuda()) value_error(name, " must be a CUDA tensor (got device ", t.device(), ")");
+bool check_bshd(const at::Tensor& t, const char* name, const at::Tensor& ref) {
+  if (!t.defined()) return value_error(name, " is undefined");
+  if (!t.is_cuda()) return value_error(name, " must be a CUDA tensor (got device ", t.device(), ")");
   if (t.device() != ref.device())
-    value_error(name, " is on ", t.device(), " but q is on ", ref.device(), ": all tensors must be on one device");
+    return value_error(name, " is on ", t.device(), " but q is on ", ref.device(), ": all tensors must be on one device");
   if (t.scalar_type() != at::kBFloat16 && t.scalar_type() != at::kHalf)
-    type_error(name, " must be bfloat16 or float16 (got ", t.scalar_type(), ")");
+    return type_error(name, " must be bfloat16 or float16 (got ", t.scalar_type(), ")");
   if (t.scalar_type() != ref.scalar_type())
-    type_error(name, " has dtype ", t.scalar_type(), " but q has ", ref.scalar_type(), ": dtypes must match");
-  if (t.dim() != 4) value_error(name, " must be 4-D (batch, seqlen, heads, head_dim), got shape ", t.sizes());
+    return type_error(name, " has dtype ", t.scalar_type(), " but q has ", ref.scalar_type(), ": dtypes must match");
+  if (t.dim() != 4) return value_error(name, " must be 4-D (batch, seqlen, heads, head_dim), got shape ", t.sizes());
   if (t.stride(3) != 1 && t.size(3) > 1)
-    value_error(name, " must have a contiguous last dimension (head_dim stride 1), got strides ", t.strides());
+    return value_error(name, " must have a contiguous last dimension (head_dim stride 1), got strides ", t.strides());
   for (int d = 0; d < 3; ++d) {
     if (t.size(d) > 1 && (t.stride(d) % 8 != 0 || t.stride(d) <= 0))
-      value_error(name, " strides on (batch, seqlen, heads) must be positive multiples of 8 elements, got strides ",
+      return value_error(name, " strides on (batch, seqlen, heads) must be positive multiples of 8 elements, got strides ",
                   t.strides(), " (call .contiguous())");
   }
   if (reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 != 0)
-    value_error(name, " data pointer must be 16-byte aligned (storage_offset ", t.storage_offset(),
+    return value_error(name, " data pointer must be 16-byte aligned (storage_offset ", t.storage_offset(),
                 " is not a multiple of 8 elements; call .contiguous())");
+  return true;
 }
 
 // A size-1 dimension's stride is irrelevant (torch may report anything there): pass 0, which the
@@ -76,56 +95,57 @@ dash::Strides3 strides_of(const at::Tensor& t) {
   return s;
 }
 
-int to_int(int64_t x, const char* what) {
-  if (x < 1 || x > INT_MAX) value_error(what, " must be in [1, ", INT_MAX, "], got ", x);
-  return static_cast<int>(x);
+bool to_int(int64_t x, const char* what, int* out) {
+  if (x < 1 || x > INT_MAX) return value_error(what, " must be in [1, ", INT_MAX, "], got ", x);
+  *out = static_cast<int>(x);
+  return true;
 }
 
-dash::AttnShape make_shape(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
-                           double softmax_scale) {
-  check_bshd(q, "q", q);
-  check_bshd(k, "k", q);
-  check_bshd(v, "v", q);
-  if (k.sizes() != v.sizes()) value_error("k and v must have the same shape, got ", k.sizes(), " and ", v.sizes());
-  if (k.size(0) != q.size(0)) value_error("batch of k (", k.size(0), ") differs from batch of q (", q.size(0), ")");
+bool make_shape(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal, double softmax_scale,
+                dash::AttnShape* out) {
+  if (!check_bshd(q, "q", q) || !check_bshd(k, "k", q) || !check_bshd(v, "v", q)) return false;
+  if (k.sizes() != v.sizes()) return value_error("k and v must have the same shape, got ", k.sizes(), " and ", v.sizes());
+  if (k.size(0) != q.size(0)) return value_error("batch of k (", k.size(0), ") differs from batch of q (", q.size(0), ")");
   if (k.size(3) != q.size(3))
-    value_error("head_dim of k/v (", k.size(3), ") differs from head_dim of q (", q.size(3), ")");
-  if (q.size(3) != 64 && q.size(3) != 128) value_error("head_dim ", q.size(3), " is not supported (supported: 64, 128)");
+    return value_error("head_dim of k/v (", k.size(3), ") differs from head_dim of q (", q.size(3), ")");
+  if (q.size(3) != 64 && q.size(3) != 128) return value_error("head_dim ", q.size(3), " is not supported (supported: 64, 128)");
   if (q.size(2) % k.size(2) != 0)
-    value_error("heads of q (", q.size(2), ") must be a multiple of heads of k/v (", k.size(2), ")");
+    return value_error("heads of q (", q.size(2), ") must be a multiple of heads of k/v (", k.size(2), ")");
   if (!(softmax_scale >= 0.0) || softmax_scale > 3.0e38)
-    value_error("softmax_scale must be finite and >= 0 (0 = 1/sqrt(head_dim)), got ", softmax_scale);
+    return value_error("softmax_scale must be finite and >= 0 (0 = 1/sqrt(head_dim)), got ", softmax_scale);
   dash::AttnShape s;
-  s.batch = to_int(q.size(0), "batch");
-  s.seqlen_q = to_int(q.size(1), "seqlen_q");
-  s.seqlen_k = to_int(k.size(1), "seqlen_k");
-  s.heads_q = to_int(q.size(2), "heads_q");
-  s.heads_kv = to_int(k.size(2), "heads_kv");
+  if (!to_int(q.size(0), "batch", &s.batch) || !to_int(q.size(1), "seqlen_q", &s.seqlen_q) ||
+      !to_int(k.size(1), "seqlen_k", &s.seqlen_k) || !to_int(q.size(2), "heads_q", &s.heads_q) ||
+      !to_int(k.size(2), "heads_kv", &s.heads_kv))
+    return false;
   s.head_dim = static_cast<int>(q.size(3));
   s.dtype = q.scalar_type() == at::kBFloat16 ? dash::DType::kBF16 : dash::DType::kFP16;
   s.causal = causal;
   s.softmax_scale = static_cast<float>(softmax_scale);
-  return s;
+  *out = s;
+  return true;
 }
 
-void check_lse(const at::Tensor& lse, const dash::AttnShape& s, const at::Tensor& q) {
-  if (!lse.defined()) value_error("lse is undefined");
+bool check_lse(const at::Tensor& lse, const dash::AttnShape& s, const at::Tensor& q) {
+  if (!lse.defined()) return value_error("lse is undefined");
   if (!lse.is_cuda() || lse.device() != q.device())
-    value_error("lse must be on the device of q (", q.device(), "), got ", lse.device());
-  if (lse.scalar_type() != at::kFloat) type_error("lse must be float32, got ", lse.scalar_type());
+    return value_error("lse must be on the device of q (", q.device(), "), got ", lse.device());
+  if (lse.scalar_type() != at::kFloat) return type_error("lse must be float32, got ", lse.scalar_type());
   if (lse.dim() != 3 || lse.size(0) != s.batch || lse.size(1) != s.heads_q || lse.size(2) != s.seqlen_q)
-    value_error("lse must have shape (batch, heads_q, seqlen_q) = (", s.batch, ", ", s.heads_q, ", ", s.seqlen_q,
+    return value_error("lse must have shape (batch, heads_q, seqlen_q) = (", s.batch, ", ", s.heads_q, ", ", s.seqlen_q,
                 "), got ", lse.sizes());
-  if (!lse.is_contiguous()) value_error("lse must be contiguous");
+  if (!lse.is_contiguous()) return value_error("lse must be contiguous");
+  return true;
 }
 
 std::mutex g_info_mu;
 bool g_has_info = false;
 dash::BwdLaunchInfo g_last_info;
 
-std::tuple<at::Tensor, at::Tensor> fwd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
-                                       double softmax_scale) {
-  const dash::AttnShape shape = make_shape(q, k, v, causal, softmax_scale);
+// Returns (o, lse), or the error tuple.
+py::object fwd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal, double softmax_scale) {
+  dash::AttnShape shape;
+  if (!make_shape(q, k, v, causal, softmax_scale, &shape)) return raise_recorded();
   const c10::cuda::CUDAGuard guard(q.device());
   at::Tensor o = at::empty(q.sizes(), q.options());  // contiguous (batch, seqlen_q, heads_q, head_dim)
   at::Tensor lse = at::empty({shape.batch, shape.heads_q, shape.seqlen_q}, q.options().dtype(at::kFloat));
@@ -142,28 +162,41 @@ std::tuple<at::Tensor, at::Tensor> fwd(const at::Tensor& q, const at::Tensor& k,
   p.o_stride = strides_of(o);
   p.lse = lse.data_ptr<float>();
   const dash::Status st = dash::attn_fwd(p, at::cuda::getCurrentCUDAStream().stream());
-  if (!st.ok()) throw_status(st, "fwd");
-  return {o, lse};
+  if (!st.ok()) {
+    status_error(st, "fwd");
+    return raise_recorded();
+  }
+  return py::make_tuple(o, lse);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> bwd(const at::Tensor& dout, const at::Tensor& q, const at::Tensor& k,
-                                                   const at::Tensor& v, const at::Tensor& o, const at::Tensor& lse,
-                                                   bool causal, double softmax_scale, const std::string& schedule,
-                                                   int64_t num_ctas) {
-  const dash::AttnShape shape = make_shape(q, k, v, causal, softmax_scale);
-  check_bshd(o, "o", q);
-  check_bshd(dout, "dout", q);
-  if (o.sizes() != q.sizes()) value_error("o must have the shape of q ", q.sizes(), ", got ", o.sizes());
-  if (dout.sizes() != q.sizes()) value_error("dout must have the shape of q ", q.sizes(), ", got ", dout.sizes());
-  check_lse(lse, shape, q);
+// Returns (dq, dk, dv), or the error tuple.
+py::object bwd(const at::Tensor& dout, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+               const at::Tensor& o, const at::Tensor& lse, bool causal, double softmax_scale,
+               const std::string& schedule, int64_t num_ctas) {
+  dash::AttnShape shape;
+  if (!make_shape(q, k, v, causal, softmax_scale, &shape) || !check_bshd(o, "o", q) || !check_bshd(dout, "dout", q))
+    return raise_recorded();
+  if (o.sizes() != q.sizes()) {
+    value_error("o must have the shape of q ", q.sizes(), ", got ", o.sizes());
+    return raise_recorded();
+  }
+  if (dout.sizes() != q.sizes()) {
+    value_error("dout must have the shape of q ", q.sizes(), ", got ", dout.sizes());
+    return raise_recorded();
+  }
+  if (!check_lse(lse, shape, q)) return raise_recorded();
   dash::Schedule sched;
   if (!dash::parse_schedule(schedule.c_str(), &sched)) {
     std::string names;
     for (int i = 0; i <= static_cast<int>(dash::Schedule::kAuto); ++i)
       names += c10::str(i ? ", " : "", dash::schedule_name(static_cast<dash::Schedule>(i)));
     value_error("schedule '", schedule, "' is unknown (expected one of: ", names, ")");
+    return raise_recorded();
   }
-  if (num_ctas < 0 || num_ctas > INT_MAX) value_error("num_ctas must be >= 0 (0 = sized from the device), got ", num_ctas);
+  if (num_ctas < 0 || num_ctas > INT_MAX) {
+    value_error("num_ctas must be >= 0 (0 = sized from the device), got ", num_ctas);
+    return raise_recorded();
+  }
 
   const c10::cuda::CUDAGuard guard(q.device());
   at::Tensor dq = at::empty(q.sizes(), q.options());
@@ -205,13 +238,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> bwd(const at::Tensor& dout, const
   // `ws` is released when this function returns; the caching allocator reuses it only in
   // stream order (the current stream, which the kernels were launched on).
   const dash::Status st = dash::attn_bwd(p, ws_ptr, ws_bytes, at::cuda::getCurrentCUDAStream().stream(), &info);
-  if (!st.ok()) throw_status(st, "bwd");
+  if (!st.ok()) {
+    status_error(st, "bwd");
+    return raise_recorded();
+  }
   {
     std::lock_guard<std::mutex> lock(g_info_mu);
     g_last_info = info;
     g_has_info = true;
   }
-  return {dq, dk, dv};
+  return py::make_tuple(dq, dk, dv);
 }
 
 std::vector<std::string> schedule_names() {
@@ -241,17 +277,15 @@ py::object last_bwd_info() {
   return d;
 }
 
-int64_t bwd_workspace_size(int64_t batch, int64_t seqlen_q, int64_t seqlen_k, int64_t heads_q, int64_t heads_kv,
-                           int64_t head_dim, bool causal) {
+py::object bwd_workspace_size(int64_t batch, int64_t seqlen_q, int64_t seqlen_k, int64_t heads_q, int64_t heads_kv,
+                              int64_t head_dim, bool causal) {
   dash::AttnShape s;
-  s.batch = to_int(batch, "batch");
-  s.seqlen_q = to_int(seqlen_q, "seqlen_q");
-  s.seqlen_k = to_int(seqlen_k, "seqlen_k");
-  s.heads_q = to_int(heads_q, "heads_q");
-  s.heads_kv = to_int(heads_kv, "heads_kv");
-  s.head_dim = to_int(head_dim, "head_dim");
+  if (!to_int(batch, "batch", &s.batch) || !to_int(seqlen_q, "seqlen_q", &s.seqlen_q) ||
+      !to_int(seqlen_k, "seqlen_k", &s.seqlen_k) || !to_int(heads_q, "heads_q", &s.heads_q) ||
+      !to_int(heads_kv, "heads_kv", &s.heads_kv) || !to_int(head_dim, "head_dim", &s.head_dim))
+    return raise_recorded();
   s.causal = causal;
-  return static_cast<int64_t>(dash::attn_bwd_workspace_size(s));
+  return py::int_(static_cast<int64_t>(dash::attn_bwd_workspace_size(s)));
 }
 
 }  // namespace
