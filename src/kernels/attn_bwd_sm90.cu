@@ -166,7 +166,7 @@ __device__ __forceinline__ int lane_id() {
 // ---- the dQ writer (warp 9) --------------------------------------------------------------------
 template <int D>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
-                                          volatile int* s_reduced, const DqMeta* mailbox) {
+                                          int* s_reduced, const DqMeta* mailbox) {
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
   const TileProblem& tp = M.p;
@@ -197,7 +197,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
         cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
         ptx::red_release_gpu_add(sem, 1);
       }
-      *s_reduced = q + 1;  // progress for the producer's drain
+      atomicExch(s_reduced, q + 1);  // progress for the taker's drain (an atomic: racecheck-clean)
       cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
     }
     __syncwarp();
@@ -209,7 +209,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
 // loader and the MMA warps. A warp of its own: the 40-register producer warps cannot hold the
 // taker's and the loader's state together without spilling.
 __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars& bars, int* s_task,
-                                           volatile int* s_reduced) {
+                                           int* s_reduced) {
   const ScheduleModel M = fixed_tiles(p.model);
   const int num_tasks = M.num_tasks();
   const bool dynamic = p.dispatch == Dispatch::kDynamic;
@@ -222,7 +222,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     // behind that reduce in this CTA's writer. So take no task until the writer has finished
     // every tile of every task taken so far (s_reduced counts the writer's completed tiles).
     if (drain && tiles_published > 0) {
-      while (*s_reduced < tiles_published) __nanosleep(64);
+      while (atomicAdd(s_reduced, 0) < tiles_published) __nanosleep(64);
     }
     const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * gridDim.x;
     const int tslot = it & 1;
@@ -366,7 +366,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ int s_task[2];
   __shared__ int s_reduced_storage;
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
-  volatile int* s_reduced = &s_reduced_storage;
+  int* s_reduced = &s_reduced_storage;
   DqMeta* mailbox = reinterpret_cast<DqMeta*>(p.dq_mailbox) + 2 * blockIdx.x;
 
   if (threadIdx.x == 0) {

@@ -13,6 +13,8 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <climits>
+#include <cstdio>
+#include <type_traits>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -36,21 +38,49 @@ struct BindError {
 };
 thread_local BindError g_error;
 
+// Messages are built without iostreams: on the GPU machine the first error message of a
+// session crashed the interpreter inside the C++ call, both when it was thrown and when it was
+// returned; the common step was c10::str (an ostringstream). Sizes, devices and dtypes are
+// formatted here with plain string appends instead (docs/python.md).
+void append(std::string& s, const char* x) { s += x; }
+void append(std::string& s, const std::string& x) { s += x; }
+void append(std::string& s, double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  s += buf;
+}
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+void append(std::string& s, T x) { s += std::to_string(x); }
+void append(std::string& s, at::IntArrayRef x) {
+  s += "[";
+  for (size_t i = 0; i < x.size(); ++i) s += (i ? ", " : "") + std::to_string(x[i]);
+  s += "]";
+}
+void append(std::string& s, const c10::Device& d) { s += d.str(); }
+void append(std::string& s, c10::ScalarType t) { s += c10::toString(t); }
+
+template <typename... Args>
+std::string cat(const Args&... args) {
+  std::string s;
+  (append(s, args), ...);
+  return s;
+}
+
 template <typename... Args>
 bool value_error(const Args&... args) {
-  g_error = {"ValueError", c10::str("dash_attn: ", args...)};
+  g_error = {"ValueError", cat("dash_attn: ", args...)};
   return false;
 }
 
 template <typename... Args>
 bool type_error(const Args&... args) {
-  g_error = {"TypeError", c10::str("dash_attn: ", args...)};
+  g_error = {"TypeError", cat("dash_attn: ", args...)};
   return false;
 }
 
 bool status_error(const dash::Status& st, const char* entry) {
   const bool user = st.code == dash::StatusCode::kInvalidArgument || st.code == dash::StatusCode::kUnsupported;
-  g_error = {user ? "ValueError" : "RuntimeError", c10::str("dash_attn.", entry, ": ", st.message)};
+  g_error = {user ? "ValueError" : "RuntimeError", cat("dash_attn.", entry, ": ", st.message)};
   return false;
 }
 
@@ -189,7 +219,7 @@ py::object bwd(const at::Tensor& dout, const at::Tensor& q, const at::Tensor& k,
   if (!dash::parse_schedule(schedule.c_str(), &sched)) {
     std::string names;
     for (int i = 0; i <= static_cast<int>(dash::Schedule::kAuto); ++i)
-      names += c10::str(i ? ", " : "", dash::schedule_name(static_cast<dash::Schedule>(i)));
+      names += cat(i ? ", " : "", dash::schedule_name(static_cast<dash::Schedule>(i)));
     value_error("schedule '", schedule, "' is unknown (expected one of: ", names, ")");
     return raise_recorded();
   }
