@@ -140,16 +140,6 @@ struct ScheduleModel {
   DASH_HD bool deterministic() const { return schedule != Schedule::kAtomic; }
   DASH_HD int num_tasks() const { return p.num_heads() * tasks_per_head; }
   DASH_HD int min_coresident() const { return group_width; }
-  // The grid to launch on `capacity` co-resident CTA slots when the caller did not fix it: at
-  // most one CTA per task and, for grouped schedules, a whole number of groups. With a partial
-  // group the spare CTAs take the first slots of the next group, whose other members cannot start
-  // before a whole group has finished: they wait out a full wave (measured: shift at 16k fell to
-  // 0.65 of atomic with 132 CTAs and groups of 128). Never affects the bits, only the speed.
-  DASH_HD int auto_grid(int capacity) const {
-    int g = capacity < num_tasks() ? capacity : num_tasks();
-    if (group_width > 1 && g >= group_width) g = (g / group_width) * group_width;
-    return g;
-  }
   DASH_HD int task_head(int task) const { return task / tasks_per_head; }  // b * heads_kv + h_kv
   DASH_HD int task_slot(int task) const { return task % tasks_per_head; }
   DASH_HD int group_of_slot(int slot) const { return slot / group_width; }

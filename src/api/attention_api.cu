@@ -307,8 +307,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     return make_status(StatusCode::kInvalidArgument,
                        "num_ctas %d exceeds the %d CTAs that can be co-resident (%d SMs x %d)", grid, capacity,
                        num_sms, per_sm);
-  // A fixed num_ctas is honoured (capped at the task count); otherwise whole groups (auto_grid).
-  grid = a.num_ctas > 0 ? std::min(grid, model.num_tasks()) : model.auto_grid(capacity);
+  grid = std::min(grid, model.num_tasks());
   BwdLaunchInfo li;
   if (model.min_coresident() > grid) {
     if (!a.allow_fallback)

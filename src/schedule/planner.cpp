@@ -35,7 +35,7 @@ PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int
   row.deterministic = sm.deterministic();
   row.critical_path = critical_path_length(sm, cost);
   row.feasible = sm.min_coresident() <= num_sms;
-  const SimResult sim = simulate(sm, cost, sm.auto_grid(num_sms), dispatch);  // the grid attn_bwd launches
+  const SimResult sim = simulate(sm, cost, num_sms, dispatch);
   row.lower_bound = sim.lower_bound;
   if (!row.feasible || !sim.ok) {
     row.feasible = false;
