@@ -1,6 +1,6 @@
-// Attention backward, Hopper-native main kernel (wgmma + TMA + mbarriers). UNTESTED ON GPU.
-// Opt-in: attn_bwd uses it only with DASH_BWD_SM90=1 (docs/bwd-sm90.md); everything it declines
-// runs on the sm80 kernel (attn_bwd_sm80.cu), which stays the default.
+// Attention backward, Hopper-native main kernel (wgmma + TMA + mbarriers; docs/bwd-sm90.md).
+// attn_bwd's default for bf16 head_dim 128 on sm_90 (DASH_BWD_SM90=0 disables it); everything it
+// declines runs on the sm80 kernel (attn_bwd_sm80.cu).
 //
 // What is kept from the sm80 kernel, unchanged in meaning (READ attn_bwd_sm80.cu's comments):
 //   - persistent grid; tasks, sides, visit order and dQ ranks all come from ScheduleModel

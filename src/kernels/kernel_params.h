@@ -72,7 +72,7 @@ constexpr int kBwdBlockN = 64;
 constexpr int kFwdBlockM = 64;
 constexpr int kFwdBlockN = 64;
 
-// ---- Hopper backward (attn_bwd_sm90.cu), opt-in with DASH_BWD_SM90=1. UNTESTED ON GPU. ----
+// ---- Hopper backward (attn_bwd_sm90.cu), the default where it applies (DASH_BWD_SM90=0 disables). ----
 // Same Q tile height as the sm80 kernel (so the workspace layout is shared), 128-key KV tiles.
 constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockN = 128;
