@@ -29,9 +29,10 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }
 
 // dims/strides innermost first; strides_bytes has rank-1 entries (dimension 0 is contiguous).
-Status encode_bf16_swizzle128(CUtensorMap* map, const void* base, uint32_t rank,
-                              const cuuint64_t* dims, const cuuint64_t* strides_bytes,
-                              const cuuint32_t* box) {
+// `type` is a 2-byte element type (BFLOAT16 or FLOAT16): the box and swizzle rules are the same.
+Status encode_b16_swizzle128(CUtensorMap* map, CUtensorMapDataType type, const void* base, uint32_t rank,
+                             const cuuint64_t* dims, const cuuint64_t* strides_bytes,
+                             const cuuint32_t* box) {
   if (map == nullptr) return make_status(StatusCode::kInvalidArgument, "tensor map: null output");
   if (base == nullptr || reinterpret_cast<uintptr_t>(base) % 16 != 0)
     return make_status(StatusCode::kInvalidArgument,
@@ -52,13 +53,13 @@ Status encode_bf16_swizzle128(CUtensorMap* map, const void* base, uint32_t rank,
   }
   if (box[0] * 2 > 128)
     return make_status(StatusCode::kInvalidArgument,
-                      "tensor map: inner box %u bf16 exceeds the 128-byte swizzle span", box[0]);
+                      "tensor map: inner box %u elements exceeds the 128-byte swizzle span", box[0]);
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr)
     return make_status(StatusCode::kCudaError,
                       "tensor map: cuTensorMapEncodeTiled unavailable (no CUDA driver >= 12.0)");
   const cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
-  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base),
+  const CUresult r = encode(map, type, rank, const_cast<void*>(base),
                             dims, strides_bytes, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -79,11 +80,13 @@ Status make_tma_desc_2d_bf16(CUtensorMap* map, const void* base, uint64_t rows, 
   const cuuint64_t dims[2] = {cols, rows};
   const cuuint64_t strides[1] = {row_stride * 2};
   const cuuint32_t box[2] = {kTmaBoxCols, box_rows};
-  return encode_bf16_swizzle128(map, base, 2, dims, strides, box);
+  return encode_b16_swizzle128(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, 2, dims, strides, box);
 }
 
-Status make_tma_desc_4d_bf16(CUtensorMap* map, const void* base, int batch, int seqlen, int heads,
-                             int head_dim, const Strides3& stride, uint32_t box_rows) {
+Status make_tma_desc_4d(CUtensorMap* map, DType dtype, const void* base, int batch, int seqlen, int heads,
+                        int head_dim, const Strides3& stride, uint32_t box_rows) {
+  if (dtype != DType::kBF16 && dtype != DType::kFP16)
+    return make_status(StatusCode::kInvalidArgument, "tensor map: dtype must be bf16 or fp16");
   if (batch <= 0 || seqlen <= 0 || heads <= 0 || head_dim <= 0)
     return make_status(StatusCode::kInvalidArgument,
                       "tensor map: shape (batch %d, seqlen %d, heads %d, head_dim %d) must be positive",
@@ -96,7 +99,14 @@ Status make_tma_desc_4d_bf16(CUtensorMap* map, const void* base, int batch, int 
                                  static_cast<cuuint64_t>(stride.head) * 2,
                                  static_cast<cuuint64_t>(stride.batch) * 2};
   const cuuint32_t box[4] = {kTmaBoxCols, box_rows, 1, 1};
-  return encode_bf16_swizzle128(map, base, 4, dims, strides, box);
+  return encode_b16_swizzle128(
+      map, dtype == DType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, base, 4,
+      dims, strides, box);
+}
+
+Status make_tma_desc_4d_bf16(CUtensorMap* map, const void* base, int batch, int seqlen, int heads,
+                             int head_dim, const Strides3& stride, uint32_t box_rows) {
+  return make_tma_desc_4d(map, DType::kBF16, base, batch, seqlen, heads, head_dim, stride, box_rows);
 }
 
 }  // namespace dash

@@ -1,5 +1,6 @@
-// Host: TMA tensor maps for bf16 operands, 128-byte swizzle, box {64, rows} (64 bf16 = 128 B,
-// the widest inner box SWIZZLE_128B allows; wider operands take one box per 64 columns).
+// Host: TMA tensor maps for bf16 (or fp16) operands, 128-byte swizzle, box {64, rows} (64 2-byte
+// elements = 128 B, the widest inner box SWIZZLE_128B allows; wider operands take one box per
+// 64 columns).
 // The driver's cuTensorMapEncodeTiled is reached through the runtime's entry-point query, so
 // nothing links libcuda. Maps go to kernels as `const __grid_constant__ CUtensorMap`.
 #pragma once
@@ -24,5 +25,10 @@ Status make_tma_desc_2d_bf16(CUtensorMap* map, const void* base, uint64_t rows, 
 // (b, h) clips the box (zero fill on load, dropped on store).
 Status make_tma_desc_4d_bf16(CUtensorMap* map, const void* base, int batch, int seqlen, int heads,
                              int head_dim, const Strides3& stride, uint32_t box_rows);
+
+// The same for either 2-byte dtype (bf16 or fp16; the map's data type is the tensor's). The
+// bf16 form above is this with DType::kBF16.
+Status make_tma_desc_4d(CUtensorMap* map, DType dtype, const void* base, int batch, int seqlen, int heads,
+                        int head_dim, const Strides3& stride, uint32_t box_rows);
 
 }  // namespace dash
