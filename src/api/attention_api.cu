@@ -173,9 +173,10 @@ bool current_device_is_sm90() {
 }
 
 // Whether attn_bwd will run the sm90 backward for this shape (dense TMA-expressible strides
-// assumed; a stride the TMA cannot express still falls back to sm80 at launch).
+// assumed; a stride the TMA cannot express still falls back to sm80 at launch). bf16 head_dim
+// 128; with DASH_SM90_DRAFT=1 also fp16 and head_dim 64 (kernels::bwd_sm90_covers).
 bool bwd_uses_sm90(const AttnShape& s) {
-  return hopper_path_enabled("DASH_BWD_SM90") && s.dtype == DType::kBF16 && s.head_dim == 128 &&
+  return hopper_path_enabled("DASH_BWD_SM90") && kernels::bwd_sm90_covers(s.dtype, s.head_dim) &&
          current_device_is_sm90();
 }
 }  // namespace
@@ -203,7 +204,10 @@ Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int bl
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   const TileProblem tp = tile_problem(shape, block_n);
-  const Schedule s = plan::recommend(tp, CostModel::for_shape(shape.head_dim, tp.block_m, tp.block_n), num_sms);
+  // The rates of the kernel that runs these tiles (sm80 64x64, sm90 64x128).
+  const CostModel cost =
+      CostModel::for_shape(shape.head_dim, tp.block_m, tp.block_n, CostParams::for_tiles(tp.block_m, tp.block_n));
+  const Schedule s = plan::recommend(tp, cost, num_sms);
   cache.emplace(key, s);
   return s;
 }
@@ -238,7 +242,8 @@ Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
   p.scale = resolved_scale(s);
   p.scale_log2 = p.scale * 1.4426950408889634f;
   // The Hopper wgmma/TMA forward runs by default (DASH_FWD_SM90=0 disables it); it declines the
-  // cases it does not cover (cudaErrorNotSupported, nothing launched) and the sm80 kernel runs.
+  // cases it does not cover (cudaErrorNotSupported, nothing launched: fp16 unless
+  // DASH_SM90_DRAFT=1) and the sm80 kernel runs.
   cudaError_t fwd_err = cudaErrorNotSupported;
   if (hopper_path_enabled("DASH_FWD_SM90"))
     fwd_err = kernels::launch_fwd_sm90(p, s.head_dim, s.dtype, s.causal, stream);
@@ -277,7 +282,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
                        workspace_bytes, ws.total);
 
   // The Hopper wgmma/TMA backward (attn_bwd_sm90.cu) runs by default where it covers the case
-  // (bf16, head_dim 128, an sm_90 device, TMA-expressible strides); DASH_BWD_SM90=0 disables it.
+  // (bf16, head_dim 128, an sm_90 device, TMA-expressible strides; with DASH_SM90_DRAFT=1 also the
+  // untested fp16 / head_dim 64 drafts); DASH_BWD_SM90=0 disables it.
   // 128-key KV tiles, so the schedule model is built with block_n = kBwdSm90BlockN. Anything it
   // does not cover runs on the sm80 kernel.
   kernels::BwdSm90Maps sm90_maps;
@@ -291,7 +297,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   DASH_CUDA_RETURN(cudaGetDevice(&dev));
   DASH_CUDA_RETURN(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev));
   if (use_sm90) {
-    DASH_CUDA_RETURN(kernels::bwd_main_sm90_occupancy(s.head_dim, s.causal, &per_sm));
+    DASH_CUDA_RETURN(kernels::bwd_main_sm90_occupancy(s.head_dim, s.dtype, s.causal, &per_sm));
   } else {
     DASH_CUDA_RETURN(kernels::bwd_main_occupancy(s.head_dim, s.dtype, s.causal, &per_sm));
   }
@@ -346,8 +352,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   DASH_CUDA_RETURN(cudaMemsetAsync(w + ws.zero_begin, 0, ws.zero_bytes, stream));
   DASH_CUDA_RETURN(kernels::launch_bwd_preprocess(p, s.head_dim, s.dtype, stream));
   if (use_sm90) {
-    DASH_CUDA_RETURN(kernels::launch_bwd_main_sm90(p, sm90_maps, s.head_dim, s.causal, grid, stream));
-    DASH_CUDA_RETURN(kernels::launch_bwd_postprocess_sm90(p, s.head_dim, stream));
+    DASH_CUDA_RETURN(kernels::launch_bwd_main_sm90(p, sm90_maps, s.head_dim, s.dtype, s.causal, grid, stream));
+    DASH_CUDA_RETURN(kernels::launch_bwd_postprocess_sm90(p, s.head_dim, s.dtype, stream));
   } else {
     DASH_CUDA_RETURN(kernels::launch_bwd_main(p, s.head_dim, s.dtype, s.causal, grid, stream));
     DASH_CUDA_RETURN(kernels::launch_bwd_postprocess(p, s.head_dim, s.dtype, stream));

@@ -1,6 +1,9 @@
 // Attention backward, Hopper-native main kernel (wgmma + TMA + mbarriers; docs/bwd-sm90.md).
 // attn_bwd's default for bf16 head_dim 128 on sm_90 (DASH_BWD_SM90=0 disables it); everything it
 // declines runs on the sm80 kernel (attn_bwd_sm80.cu).
+// DRAFT (not run on a GPU; only with DASH_SM90_DRAFT=1): fp16 (the kernel is templated on the
+// element type T) and head_dim 64 (dQ by one warpgroup per step, alternating; see "hdim 64" below
+// and docs/bwd-sm90.md, "Draft").
 //
 // What is kept from the sm80 kernel, unchanged in meaning (READ attn_bwd_sm80.cu's comments):
 //   - persistent grid; tasks, sides, visit order and dQ ranks all come from ScheduleModel
@@ -30,6 +33,10 @@
 //   dS^T -> smem (swizzled [128 keys x 64 q]), proxy fence, 256-thread named barrier
 //   dQ[:, 64w..64w+63] = dS K[:, 64w..]   wgmma SS m64n64k16 x 8 (A = dS MN-major (tnspA),
 //                                         B = K MN-major (tnspB)), staged fp32 for the writer.
+// hdim 64 (draft): the column split would need n32 halves of one swizzle atom. Instead warpgroup
+// w = step % 2 computes the whole dQ tile, dQ = dS K (the same m64n64k16 x 8 SS GEMM over all
+// 128 keys, with K's only hdim sub-tile), and stages it into buffer step % 2; the other warpgroup
+// only arrives on dq_full. Same staging order as hdim 128 with w = 0, same postprocess.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +52,7 @@
 #include "kernels/sm90/smem_desc.cuh"
 #include "kernels/sm90/swizzle.cuh"
 #include "kernels/sm90/tma_pipeline.cuh"
+#include "kernels/tile_io.cuh"
 #include "ptx/barrier.cuh"
 #include "ptx/semaphore.cuh"
 #include "ptx/tma.cuh"
@@ -124,6 +132,8 @@ struct Sm90BwdBars {
 // dq_accum tile = [WG w (D/64)][k (8)][thread t (128)] float4: acc[4k..4k+3] of MMA thread t of
 // warpgroup w, whose accumulator covers dQ columns 64w..64w+63 (fragment.cuh layout):
 // (r, c), (r, c+1), (r+8, c), (r+8, c+1) with r = 16(t/32) + (t%32)/4, c = 64w + 8k + 2(t%4).
+// hdim 64 (draft): one column chunk, w = 0, whichever warpgroup computed the tile.
+template <typename T>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernelParams p, int D) {
   const int chunks = kBM * D / 4;
   const int chunk = blockIdx.x * 256 + threadIdx.x;
@@ -136,12 +146,11 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
   const int col = 64 * w + 8 * k + 2 * (t % 4);
   const float4 x = *reinterpret_cast<const float4*>(
       p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D + (int64_t)tile * kBM * D + 4 * c);
-  __nv_bfloat16* dst = static_cast<__nv_bfloat16*>(p.dq.ptr) + b * p.dq.sb + h * p.dq.sh + col;
-  if (row0 < tp.seqlen_q)
-    *reinterpret_cast<__nv_bfloat162*>(dst + row0 * p.dq.ss) = __floats2bfloat162_rn(x.x * p.scale, x.y * p.scale);
+  using V2 = typename Vec2<T>::type;
+  T* dst = static_cast<T*>(p.dq.ptr) + b * p.dq.sb + h * p.dq.sh + col;
+  if (row0 < tp.seqlen_q) *reinterpret_cast<V2*>(dst + row0 * p.dq.ss) = Vec2<T>::make(x.x * p.scale, x.y * p.scale);
   if (row0 + 8 < tp.seqlen_q)
-    *reinterpret_cast<__nv_bfloat162*>(dst + (row0 + 8) * p.dq.ss) =
-        __floats2bfloat162_rn(x.z * p.scale, x.w * p.scale);
+    *reinterpret_cast<V2*>(dst + (row0 + 8) * p.dq.ss) = Vec2<T>::make(x.z * p.scale, x.w * p.scale);
 }
 
 // NOTES: the schedule model with the tile sizes as compile-time constants. ScheduleModel's
@@ -338,10 +347,11 @@ __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, int
   }
 }
 
-// dS^T = P^T (dP^T - D), in place in the dP^T accumulator. P comes from its bf16 A fragments
-// (pf[k][x] packs accumulator entries 8k + 2x, 8k + 2x + 1): the fp32 S^T accumulator is dead
-// before dP^T goes live, which keeps the MMA warpgroups within their registers. PyTorch's bf16
-// backward (the accuracy yardstick) uses the same rounded P.
+// dS^T = P^T (dP^T - D), in place in the dP^T accumulator. P comes from its T (bf16/f16) A
+// fragments (pf[k][x] packs accumulator entries 8k + 2x, 8k + 2x + 1): the fp32 S^T accumulator
+// is dead before dP^T goes live, which keeps the MMA warpgroups within their registers. PyTorch's
+// bf16 backward (the accuracy yardstick) uses the same rounded P.
+template <typename T>
 __device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)[4][4], const float* sDsum,
                                            int quad) {
 #pragma unroll
@@ -349,17 +359,19 @@ __device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)
     const int n = idx / 4, e = idx % 2;
     const float dsum = sDsum[8 * n + 2 * quad + e];
     const uint32_t packed = pf[idx / 8][(idx % 8) / 2];
-    const float pv = __uint_as_float(e ? (packed & 0xFFFF0000u) : (packed << 16));
+    const float pv = e ? sm90::hi_of_x2<T>(packed) : sm90::lo_of_x2<T>(packed);
     dp[idx] = pv * (dp[idx] - dsum);
   }
 }
 
-template <int D, bool kCausal>
+template <typename T, int D, bool kCausal>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
                        const BwdKernelParams p) {
-  static_assert(D == 128, "dQ split: WG w computes hdim columns 64w..64w+63 (needs D == 2 * 64)");
+  // hdim 128: dQ split, WG w computes hdim columns 64w..64w+63. hdim 64 (draft): WG step % 2
+  // computes all 64 columns (one swizzle atom wide), the other one skips GEMM 5.
+  static_assert(D == 128 || D == 64, "head_dim 64 or 128");
   using L = Sm90BwdSmem<D>;
   extern __shared__ __align__(128) uint8_t smem_raw[];  // rounded up to 1024 below
   __shared__ Sm90BwdBars bars;
@@ -455,7 +467,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         sm90::mbar_wait(&bars.qdo_full[st], (step_use >> 1) & 1);
 
         // GEMM 1: S^T = K_w Q^T (SS, both K-major, D/16 k-steps); P^T in registers.
-        // NOTES: GEMM 2 (dP^T) is issued only after P^T is packed to bf16, so the two fp32
+        // NOTES: GEMM 2 (dP^T) is issued only after P^T is packed to T, so the two fp32
         // accumulators are never live together (dK + dV already hold 128 registers).
         const uint32_t base0 = opaque(smem_u32);
         auto kmajor_chain = [&](float (&acc)[32], uint32_t a_rows, uint32_t b_rows) {
@@ -463,8 +475,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < D / 16; ++kk)
-            ptx::wgmma_ss<64, 0, 0>(acc, sw128_desc<16, 1024>(a_rows + kstep(kk, sm90::subtile_bytes(kBN))),
-                                    sw128_desc<16, 1024>(b_rows + kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
+            ptx::wgmma_ss<64, 0, 0, T>(acc, sw128_desc<16, 1024>(a_rows + kstep(kk, sm90::subtile_bytes(kBN))),
+                                       sw128_desc<16, 1024>(b_rows + kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
           ptx::wgmma_commit_group();
           ptx::wgmma_wait_group<0>();
           ptx::warpgroup_fence_operand(acc);
@@ -481,16 +493,16 @@ __global__ void __launch_bounds__(kThreads, 1)
           else
             compute_p<true, kCausal>(sacc, sLse, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
 #pragma unroll
-          for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag(sacc, k, pf[k]);
+          for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(sacc, k, pf[k]);
         }
         // GEMM 2: dP^T = V_w dO^T; dS^T in registers.
         {
           float dpacc[32];
           const uint32_t base1 = opaque(smem_u32);
           kmajor_chain(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::kdOOff + st * L::kQBytes);
-          compute_ds(dpacc, pf, sDsum, quad);
+          compute_ds<T>(dpacc, pf, sDsum, quad);
 #pragma unroll
-          for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag(dpacc, k, df[k]);
+          for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(dpacc, k, df[k]);
         }
         // dS^T -> smem, [128 keys x 64 q] swizzled (the MN-major A operand of dQ = dS K):
         // fragment df[k][x] holds (key_local + 8 (x % 2), query rows 16k + 8 (x / 2) + 2 quad + {0, 1}).
@@ -526,10 +538,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::wgmma_fence();
 #pragma unroll
           for (int k = 0; k < 4; ++k)
-            ptx::wgmma_rs<D, 1>(dv, pf[k], sw128_desc<kLbo, 1024>(b_do + k * sm90::kMNMajorStepBytes), 1);
+            ptx::wgmma_rs<D, 1, T>(dv, pf[k], sw128_desc<kLbo, 1024>(b_do + k * sm90::kMNMajorStepBytes), 1);
 #pragma unroll
           for (int k = 0; k < 4; ++k)
-            ptx::wgmma_rs<D, 1>(dk, df[k], sw128_desc<kLbo, 1024>(b_q + k * sm90::kMNMajorStepBytes), 1);
+            ptx::wgmma_rs<D, 1, T>(dk, df[k], sw128_desc<kLbo, 1024>(b_q + k * sm90::kMNMajorStepBytes), 1);
           ptx::wgmma_commit_group();
         }
 
@@ -546,45 +558,98 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::warpgroup_fence_operand(df[k]);
         }
 
-        // GEMM 5 (SS): dQ[:, 64wg..] = dS K: A = dS^T tile read MN-major (tnspA), B = K MN-major.
-        float dqacc[32];
-        {
-          const uint32_t base = opaque(smem_u32);
-          const uint32_t a_ds = base + L::kDsOff + (step_use & 1) * L::kDsBytes;
-          const uint32_t b_k = base + L::kKOff + wg * sm90::subtile_bytes(kBN);
-          ptx::warpgroup_fence_operand(dqacc);
-          ptx::wgmma_fence();
+        if constexpr (D == 128) {
+          // GEMM 5 (SS): dQ[:, 64wg..] = dS K: A = dS^T tile read MN-major (tnspA), B = K MN-major.
+          float dqacc[32];
+          {
+            const uint32_t base = opaque(smem_u32);
+            const uint32_t a_ds = base + L::kDsOff + (step_use & 1) * L::kDsBytes;
+            const uint32_t b_k = base + L::kKOff + wg * sm90::subtile_bytes(kBN);
+            ptx::warpgroup_fence_operand(dqacc);
+            ptx::wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < kBN / 16; ++kk)
-            ptx::wgmma_ss<64, 1, 1>(dqacc, sw128_desc<L::kDsBytes, 1024>(a_ds + kk * sm90::kMNMajorStepBytes),
-                                    sw128_desc<sm90::subtile_bytes(kBN), 1024>(b_k + kk * sm90::kMNMajorStepBytes),
-                                    kk > 0 ? 1 : 0);
-          ptx::wgmma_commit_group();
-        }
-        ptx::wgmma_wait_group<0>();
-        ptx::warpgroup_fence_operand(dqacc);
-        // Q, dO, LSE, D of this stage are consumed.
-        cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
-
-        // Hand the partial to the writer: buffer step_use % 2, free once the writer's reduce of
-        // tile step_use - 2 has completed. Fragment order: float4 (wg, k, t) = dqacc[4k..4k+3].
-        const int dbuf = step_use & 1;
-        sm90::mbar_wait(&bars.dq_empty[dbuf], ((step_use >> 1) & 1) ^ 1);
-        float* stage = sDqStage + dbuf * L::kDqFloats;
-#pragma unroll
-        for (int k = 0; k < 8; ++k)
-          *reinterpret_cast<float4*>(stage + ((wg * 8 + k) * 128 + t) * 4) =
-              make_float4(dqacc[4 * k], dqacc[4 * k + 1], dqacc[4 * k + 2], dqacc[4 * k + 3]);
-        if (warp == 0) {
-          // The tile's position in dQ tile i's accumulation chain (schedule.h), as in the sm80 writer.
-          int rank = 0;
-          if (M.deterministic()) {
-            rank = M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(i, j, lane_id(), 32)) : M.rank(i, j);
+            for (int kk = 0; kk < kBN / 16; ++kk)
+              ptx::wgmma_ss<64, 1, 1, T>(dqacc, sw128_desc<L::kDsBytes, 1024>(a_ds + kk * sm90::kMNMajorStepBytes),
+                                         sw128_desc<sm90::subtile_bytes(kBN), 1024>(b_k + kk * sm90::kMNMajorStepBytes),
+                                         kk > 0 ? 1 : 0);
+            ptx::wgmma_commit_group();
           }
-          if (lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
+          ptx::wgmma_wait_group<0>();
+          ptx::warpgroup_fence_operand(dqacc);
+          // Q, dO, LSE, D of this stage are consumed.
+          cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
+
+          // Hand the partial to the writer: buffer step_use % 2, free once the writer's reduce of
+          // tile step_use - 2 has completed. Fragment order: float4 (wg, k, t) = dqacc[4k..4k+3].
+          const int dbuf = step_use & 1;
+          sm90::mbar_wait(&bars.dq_empty[dbuf], ((step_use >> 1) & 1) ^ 1);
+          float* stage = sDqStage + dbuf * L::kDqFloats;
+#pragma unroll
+          for (int k = 0; k < 8; ++k)
+            *reinterpret_cast<float4*>(stage + ((wg * 8 + k) * 128 + t) * 4) =
+                make_float4(dqacc[4 * k], dqacc[4 * k + 1], dqacc[4 * k + 2], dqacc[4 * k + 3]);
+          if (warp == 0) {
+            // The tile's position in dQ tile i's accumulation chain (schedule.h), as in the sm80 writer.
+            int rank = 0;
+            if (M.deterministic()) {
+              rank = M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(i, j, lane_id(), 32)) : M.rank(i, j);
+            }
+            if (lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
+          }
+          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
+          cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
+        } else {
+          // hdim 64 (DRAFT): warpgroup dbuf = step_use % 2 computes the whole dQ tile into its
+          // own staging buffer dbuf; the other warpgroup skips GEMM 5 and only arrives on
+          // dq_full[dbuf] (the count stays kMmaArrivals). The dQ warpgroup alternates, so each
+          // takes every other step's dQ GEMM and the two stay balanced over two steps.
+          // Q, dO, LSE, D of this stage are consumed (GEMM 5 reads only dS and K).
+          cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
+          const int dbuf = step_use & 1;
+          if (wg == dbuf) {  // warpgroup-uniform
+            // GEMM 5 (SS): dQ = dS K over all 128 keys: A = dS^T tile read MN-major (tnspA), B = K
+            // MN-major (its only hdim sub-tile). The hdim 128 GEMM with chunk w = 0.
+            float dqacc[32];
+            {
+              const uint32_t base = opaque(smem_u32);
+              const uint32_t a_ds = base + L::kDsOff + dbuf * L::kDsBytes;
+              const uint32_t b_k = base + L::kKOff;
+              ptx::warpgroup_fence_operand(dqacc);
+              ptx::wgmma_fence();
+#pragma unroll
+              for (int kk = 0; kk < kBN / 16; ++kk)
+                ptx::wgmma_ss<64, 1, 1, T>(dqacc, sw128_desc<L::kDsBytes, 1024>(a_ds + kk * sm90::kMNMajorStepBytes),
+                                           sw128_desc<sm90::subtile_bytes(kBN), 1024>(b_k + kk * sm90::kMNMajorStepBytes),
+                                           kk > 0 ? 1 : 0);
+              ptx::wgmma_commit_group();
+            }
+            ptx::wgmma_wait_group<0>();
+            ptx::warpgroup_fence_operand(dqacc);
+
+            // Buffer dbuf is free once the writer's reduce of tile step_use - 2 (staged by this
+            // same warpgroup) has completed. Fragment order: float4 (k, t) = dqacc[4k..4k+3], i.e.
+            // the hdim 128 order with w = 0 (the sm90 postprocess handles both).
+            sm90::mbar_wait(&bars.dq_empty[dbuf], ((step_use >> 1) & 1) ^ 1);
+            float* stage = sDqStage + dbuf * L::kDqFloats;
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+              *reinterpret_cast<float4*>(stage + (k * 128 + t) * 4) =
+                  make_float4(dqacc[4 * k], dqacc[4 * k + 1], dqacc[4 * k + 2], dqacc[4 * k + 3]);
+            if (warp == 4 * wg) {  // the first warp of the dQ warpgroup
+              int rank = 0;
+              if (M.deterministic()) {
+                rank = M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(i, j, lane_id(), 32))
+                                           : M.rank(i, j);
+              }
+              if (lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
+            }
+            cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
+          }
+          // NOTES: the other warpgroup may arrive before the stager has waited dq_empty[dbuf]; the
+          // arrival still counts toward this use's phase: the previous phase of dq_full[dbuf]
+          // completed at step_use - 2, before the named barrier of step_use - 1 let us pass.
+          cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
         }
-        cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
-        cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
        }
       }
 
@@ -592,8 +657,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       cuda::ptx::mbarrier_arrive(&bars.kv_empty);  // every MMA thread (kMmaArrivals)
 
       // Epilogue: dK *= scale; store the rows that exist (accumulator rows = keys, cols = hdim).
-      __nv_bfloat16* dk_base = static_cast<__nv_bfloat16*>(p.dk.ptr) + b * p.dk.sb + hk * p.dk.sh;
-      __nv_bfloat16* dv_base = static_cast<__nv_bfloat16*>(p.dv.ptr) + b * p.dv.sb + hk * p.dv.sh;
+      using V2 = typename Vec2<T>::type;
+      T* dk_base = static_cast<T*>(p.dk.ptr) + b * p.dk.sb + hk * p.dk.sh;
+      T* dv_base = static_cast<T*>(p.dv.ptr) + b * p.dv.sb + hk * p.dv.sh;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int key = key_row0 + 8 * h;
@@ -601,10 +667,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int n = 0; n < D / 8; ++n) {
           const int c = 8 * n + 2 * quad;
-          *reinterpret_cast<__nv_bfloat162*>(dk_base + (int64_t)key * p.dk.ss + c) =
-              __floats2bfloat162_rn(dk[4 * n + 2 * h] * p.scale, dk[4 * n + 2 * h + 1] * p.scale);
-          *reinterpret_cast<__nv_bfloat162*>(dv_base + (int64_t)key * p.dv.ss + c) =
-              __floats2bfloat162_rn(dv[4 * n + 2 * h], dv[4 * n + 2 * h + 1]);
+          *reinterpret_cast<V2*>(dk_base + (int64_t)key * p.dk.ss + c) =
+              Vec2<T>::make(dk[4 * n + 2 * h] * p.scale, dk[4 * n + 2 * h + 1] * p.scale);
+          *reinterpret_cast<V2*>(dv_base + (int64_t)key * p.dv.ss + c) = Vec2<T>::make(dv[4 * n + 2 * h], dv[4 * n + 2 * h + 1]);
         }
       }
     }
@@ -616,34 +681,70 @@ __global__ void __launch_bounds__(kThreads, 1)
   cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
 }
 
-template <int D, bool kCausal>
+template <typename T, int D, bool kCausal>
 cudaError_t set_smem_attr() {
-  return cudaFuncSetAttribute(attn_bwd_sm90_main<D, kCausal>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(Sm90BwdSmem<D>::kDynamicBytes));
 }
 
-template <int D, bool kCausal>
+template <typename T, int D, bool kCausal>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-  cudaError_t err = set_smem_attr<D, kCausal>();
+  cudaError_t err = set_smem_attr<T, D, kCausal>();
   if (err != cudaSuccess) return err;
-  attn_bwd_sm90_main<D, kCausal><<<num_ctas, kThreads, Sm90BwdSmem<D>::kDynamicBytes, stream>>>(
+  attn_bwd_sm90_main<T, D, kCausal><<<num_ctas, kThreads, Sm90BwdSmem<D>::kDynamicBytes, stream>>>(
       maps.q, maps.k, maps.v, maps.dout, p);
   return cudaGetLastError();
 }
 
-template <int D, bool kCausal>
+template <typename T, int D, bool kCausal>
 cudaError_t occupancy(int* ctas_per_sm) {
-  cudaError_t err = set_smem_attr<D, kCausal>();
+  cudaError_t err = set_smem_attr<T, D, kCausal>();
   if (err != cudaSuccess) return err;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<D, kCausal>, kThreads,
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<T, D, kCausal>, kThreads,
                                                        Sm90BwdSmem<D>::kDynamicBytes);
 }
+
+// Runs F<T, D, kCausal>::run(args...) for the run-time (dtype, head_dim, causal) that
+// bwd_sm90_covers accepts; cudaErrorNotSupported (nothing launched) otherwise. The bf16 head_dim
+// 128 kernels are the tested default; the others are the DASH_SM90_DRAFT=1 drafts.
+template <template <typename, int, bool> class F, typename... Args>
+cudaError_t dispatch(DType dtype, int head_dim, bool causal, Args&&... args) {
+  if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
+  using BF16 = __nv_bfloat16;
+  if (dtype == DType::kBF16) {
+    if (head_dim == 128) return causal ? F<BF16, 128, true>::run(args...) : F<BF16, 128, false>::run(args...);
+    return causal ? F<BF16, 64, true>::run(args...) : F<BF16, 64, false>::run(args...);
+  }
+  if (head_dim == 128) return causal ? F<__half, 128, true>::run(args...) : F<__half, 128, false>::run(args...);
+  return causal ? F<__half, 64, true>::run(args...) : F<__half, 64, false>::run(args...);
+}
+
+template <typename T, int D, bool C>
+struct MainLauncher {
+  static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
+    return launch_main<T, D, C>(p, maps, num_ctas, stream);
+  }
+};
+template <typename T, int D, bool C>
+struct OccupancyQuery {
+  static cudaError_t run(int* ctas_per_sm) { return occupancy<T, D, C>(ctas_per_sm); }
+};
+template <typename T, int D, bool C>
+struct PostLauncher {
+  static cudaError_t run(const BwdKernelParams& p, cudaStream_t stream) {
+    const TileProblem& tp = p.model.p;
+    const int chunks = tp.m_tiles() * kBM * D / 4;
+    const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
+    attn_bwd_postprocess_sm90<T><<<grid, 256, 0, stream>>>(p, D);
+    return cudaGetLastError();
+  }
+};
 
 }  // namespace
 
 cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const TensorRef& k, const TensorRef& v,
                              const TensorRef& dout, BwdSm90Maps* maps) {
-  if (s.dtype != DType::kBF16 || s.head_dim != 128) return cudaErrorNotSupported;
+  if (!bwd_sm90_covers(s.dtype, s.head_dim)) return cudaErrorNotSupported;
   int dev = 0, major = 0, minor = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
@@ -653,33 +754,28 @@ cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const Tenso
   }
   if (major != 9 || minor != 0) return cudaErrorNotSupported;  // sm_90a code only
   const Strides3 sq{q.sb, q.ss, q.sh}, sk{k.sb, k.ss, k.sh}, sv{v.sb, v.ss, v.sh}, sd{dout.sb, dout.ss, dout.sh};
+  const DType dt = s.dtype;
   // A stride the TMA cannot express is "not supported": the caller uses the sm80 kernel.
-  if (!make_tma_desc_4d_bf16(&maps->q, q.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sq, kBM).ok() ||
-      !make_tma_desc_4d_bf16(&maps->dout, dout.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sd, kBM).ok() ||
-      !make_tma_desc_4d_bf16(&maps->k, k.ptr, s.batch, s.seqlen_k, s.heads_kv, s.head_dim, sk, kBN).ok() ||
-      !make_tma_desc_4d_bf16(&maps->v, v.ptr, s.batch, s.seqlen_k, s.heads_kv, s.head_dim, sv, kBN).ok())
+  if (!make_tma_desc_4d(&maps->q, dt, q.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sq, kBM).ok() ||
+      !make_tma_desc_4d(&maps->dout, dt, dout.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sd, kBM).ok() ||
+      !make_tma_desc_4d(&maps->k, dt, k.ptr, s.batch, s.seqlen_k, s.heads_kv, s.head_dim, sk, kBN).ok() ||
+      !make_tma_desc_4d(&maps->v, dt, v.ptr, s.batch, s.seqlen_k, s.heads_kv, s.head_dim, sv, kBN).ok())
     return cudaErrorNotSupported;
   return cudaSuccess;
 }
 
-cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim, bool causal,
-                                 int num_ctas, cudaStream_t stream) {
-  if (head_dim != 128 || p.model.p.block_m != kBM || p.model.p.block_n != kBN) return cudaErrorNotSupported;
-  return causal ? launch_main<128, true>(p, maps, num_ctas, stream) : launch_main<128, false>(p, maps, num_ctas, stream);
+cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim, DType dtype,
+                                 bool causal, int num_ctas, cudaStream_t stream) {
+  if (p.model.p.block_m != kBM || p.model.p.block_n != kBN) return cudaErrorNotSupported;
+  return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }
 
-cudaError_t launch_bwd_postprocess_sm90(const BwdKernelParams& p, int head_dim, cudaStream_t stream) {
-  if (head_dim != 128) return cudaErrorNotSupported;
-  const TileProblem& tp = p.model.p;
-  const int chunks = tp.m_tiles() * kBM * head_dim / 4;
-  const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
-  attn_bwd_postprocess_sm90<<<grid, 256, 0, stream>>>(p, head_dim);
-  return cudaGetLastError();
+cudaError_t launch_bwd_postprocess_sm90(const BwdKernelParams& p, int head_dim, DType dtype, cudaStream_t stream) {
+  return dispatch<PostLauncher>(dtype, head_dim, false, p, stream);
 }
 
-cudaError_t bwd_main_sm90_occupancy(int head_dim, bool causal, int* ctas_per_sm) {
-  if (head_dim != 128) return cudaErrorNotSupported;
-  return causal ? occupancy<128, true>(ctas_per_sm) : occupancy<128, false>(ctas_per_sm);
+cudaError_t bwd_main_sm90_occupancy(int head_dim, DType dtype, bool causal, int* ctas_per_sm) {
+  return dispatch<OccupancyQuery>(dtype, head_dim, causal, ctas_per_sm);
 }
 
 }  // namespace dash::kernels

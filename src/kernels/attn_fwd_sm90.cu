@@ -1,4 +1,7 @@
 // Attention forward (O and LSE), Hopper-native version (hopper-guide stages 2/3, docs/fwd-sm90.md).
+// bf16 (tested, the default) and fp16 (DRAFT, not run on a GPU; only with DASH_SM90_DRAFT=1): the
+// kernel is templated on the element type T, which changes only the wgmma type, the P fragment
+// packing, the TMA data type and the O conversion.
 //
 // One CTA per (128-row Q tile, query head, batch); 384 threads = 3 warpgroups:
 //   WG0  producer: setmaxnreg 24; one thread issues every TMA load (Q once, then K/V tiles of
@@ -7,7 +10,7 @@
 // Per key block (processed from the last visible block down to block 0):
 //   S = Q K^T   wgmma SS m64n128k16, both operands K-major (hdim as 64-wide sub-tiles)
 //   online softmax in registers (exp2, softmax scale folded into the exponent)
-//   O += P V    wgmma RS m64n{D}k16: P is the S accumulator packed to bf16 A fragments,
+//   O += P V    wgmma RS m64n{D}k16: P is the S accumulator packed to T (bf16/f16) A fragments,
 //               V [keys][d] is the B operand in MN-major form (transpose immediate 1)
 // The next block's S GEMM is issued before this block's P V GEMM, so the softmax of block j+1
 // runs while the tensor cores do P_j V_j (FA3's intra-warpgroup overlap, written from scratch).
@@ -21,6 +24,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 #include <cuda.h>
 #include <cuda/ptx>
@@ -33,6 +37,7 @@
 #include "kernels/sm90/smem_desc.cuh"
 #include "kernels/sm90/swizzle.cuh"
 #include "kernels/sm90/tma_pipeline.cuh"
+#include "kernels/tile_io.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/warpgroup.cuh"
 #include "ptx/wgmma.cuh"
@@ -49,7 +54,7 @@ constexpr int kConsumerRegs = 240;
 constexpr int kConsumerWarps = 8;  // arrivals on kv_empty per phase
 static_assert(kProducerRegs * 128 + 2 * kConsumerRegs * 128 <= 65536, "setmaxnreg budget");
 
-// Byte sizes of the smem tiles ([rows x 64] bf16 sub-tiles, 128 B per row, 1024 B aligned).
+// Byte sizes of the smem tiles ([rows x 64] 2-byte (bf16/f16) sub-tiles, 128 B per row, 1024 B aligned).
 template <int D>
 struct Sm90FwdSmem {
   static constexpr uint32_t kQBytes = sm90::subtile_bytes(kBM) * (D / 64);   // one TMA box per sub-tile
@@ -135,7 +140,7 @@ __device__ __forceinline__ void softmax_block(float (&s)[kBN / 2], int key0, con
   }
 }
 
-template <int D, bool kCausal>
+template <typename T, int D, bool kCausal>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                          const __grid_constant__ CUtensorMap tm_v, const FwdKernelParams p) {
@@ -243,9 +248,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
-        ptx::wgmma_ss<kBN, 0, 0>(s, sm90::advance_smem_desc(desc_q, qk_step(kk, sm90::subtile_bytes(kBM))),
-                                 sm90::advance_smem_desc(desc_k, qk_step(kk, sm90::subtile_bytes(kBN))),
-                                 kk > 0 ? 1 : 0);
+        ptx::wgmma_ss<kBN, 0, 0, T>(s, sm90::advance_smem_desc(desc_q, qk_step(kk, sm90::subtile_bytes(kBM))),
+                                    sm90::advance_smem_desc(desc_k, qk_step(kk, sm90::subtile_bytes(kBN))),
+                                    kk > 0 ? 1 : 0);
       ptx::wgmma_commit_group();
     };
     auto issue_pv = [&](int stage) {
@@ -256,7 +261,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::wgmma_fence();
 #pragma unroll
       for (int k = 0; k < kBN / 16; ++k)
-        ptx::wgmma_rs<D, 1>(o, pf[k], sm90::advance_smem_desc(desc_v, k * sm90::kMNMajorStepBytes), 1);
+        ptx::wgmma_rs<D, 1, T>(o, pf[k], sm90::advance_smem_desc(desc_v, k * sm90::kMNMajorStepBytes), 1);
       ptx::wgmma_commit_group();
     };
     auto softmax = [&](int j, float (&corr)[2]) {
@@ -268,7 +273,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     };
     auto to_pfrag = [&]() {
 #pragma unroll
-      for (int k = 0; k < kBN / 16; ++k) sm90::acc_to_a_frag(s, k, pf[k]);
+      for (int k = 0; k < kBN / 16; ++k) sm90::acc_to_a_frag<T>(s, k, pf[k]);
     };
 
     wait_stage(q_full, 0, kWaitQ, 0);
@@ -321,24 +326,24 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
 
-  // Epilogue: normalise, store O (bf16, rows < seqlen_q) and LSE (natural log; -inf for rows
+  // Epilogue: normalise, store O (T, rows < seqlen_q) and LSE (natural log; -inf for rows
   // that see no key, whose O is 0).
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 1);
     row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 2);
   }
-  __nv_bfloat16* o_base = static_cast<__nv_bfloat16*>(p.o.ptr) + (int64_t)b * p.o.sb + (int64_t)hq * p.o.sh;
+  using V2 = typename Vec2<T>::type;
+  T* o_base = static_cast<T*>(p.o.ptr) + (int64_t)b * p.o.sb + (int64_t)hq * p.o.sh;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = r0 + 8 * h;
     if (row >= p.seqlen_q) continue;
     const float inv = row_sum[h] > 0.f ? 1.f / row_sum[h] : 0.f;
-    __nv_bfloat16* orow = o_base + (int64_t)row * p.o.ss;
+    T* orow = o_base + (int64_t)row * p.o.ss;
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
-      *reinterpret_cast<__nv_bfloat162*>(orow + 8 * n + 2 * quad) =
-          __floats2bfloat162_rn(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+      *reinterpret_cast<V2*>(orow + 8 * n + 2 * quad) = Vec2<T>::make(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
     if (quad == 0) {
       const float lse = row_sum[h] > 0.f ? row_max[h] * p.scale + logf(row_sum[h]) : -INFINITY;
       p.lse[((int64_t)b * p.heads_q + hq) * p.seqlen_q + row] = lse;
@@ -346,17 +351,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <int D, bool kCausal>
+template <typename T, int D, bool kCausal>
 cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
   using L = Sm90FwdSmem<D>;
   CUtensorMap tm_q, tm_k, tm_v;
   const Strides3 sq{p.q.sb, p.q.ss, p.q.sh}, sk{p.k.sb, p.k.ss, p.k.sh}, sv{p.v.sb, p.v.ss, p.v.sh};
   // A stride the TMA cannot express (e.g. 0, unaligned) is "not supported": the caller falls back.
-  if (!make_tma_desc_4d_bf16(&tm_q, p.q.ptr, p.batch, p.seqlen_q, p.heads_q, D, sq, kBM).ok() ||
-      !make_tma_desc_4d_bf16(&tm_k, p.k.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sk, kBN).ok() ||
-      !make_tma_desc_4d_bf16(&tm_v, p.v.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sv, kBN).ok())
+  constexpr DType kDtype = std::is_same_v<T, __half> ? DType::kFP16 : DType::kBF16;
+  if (!make_tma_desc_4d(&tm_q, kDtype, p.q.ptr, p.batch, p.seqlen_q, p.heads_q, D, sq, kBM).ok() ||
+      !make_tma_desc_4d(&tm_k, kDtype, p.k.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sk, kBN).ok() ||
+      !make_tma_desc_4d(&tm_v, kDtype, p.v.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sv, kBN).ok())
     return cudaErrorNotSupported;
-  auto kernel = attn_fwd_sm90_kernel<D, kCausal>;
+  auto kernel = attn_fwd_sm90_kernel<T, D, kCausal>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(L::kDynamicBytes));
   if (err != cudaSuccess) return err;
@@ -368,10 +374,12 @@ cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
 }  // namespace
 
 // Returns cudaErrorNotSupported (having launched nothing) for cases this kernel does not cover:
-// fp16, head_dim other than 64/128, a device that is not sm_90, or strides TMA cannot encode.
+// fp16 unless DASH_SM90_DRAFT=1 (draft, not run on a GPU), head_dim other than 64/128, a device
+// that is not sm_90, or strides TMA cannot encode.
 cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
                             cudaStream_t stream) {
-  if (dtype != DType::kBF16 || (head_dim != 64 && head_dim != 128)) return cudaErrorNotSupported;
+  const bool fp16 = dtype == DType::kFP16 && sm90_draft_enabled();
+  if ((dtype != DType::kBF16 && !fp16) || (head_dim != 64 && head_dim != 128)) return cudaErrorNotSupported;
   if (p.batch > 65535 || p.heads_q > 65535) return cudaErrorNotSupported;
   int dev = 0, major = 0, minor = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -381,8 +389,13 @@ cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype,
     return cudaErrorNotSupported;
   }
   if (major != 9 || minor != 0) return cudaErrorNotSupported;  // sm_90a code only
-  if (head_dim == 64) return causal ? launch<64, true>(p, stream) : launch<64, false>(p, stream);
-  return causal ? launch<128, true>(p, stream) : launch<128, false>(p, stream);
+  if (fp16) {
+    if (head_dim == 64) return causal ? launch<__half, 64, true>(p, stream) : launch<__half, 64, false>(p, stream);
+    return causal ? launch<__half, 128, true>(p, stream) : launch<__half, 128, false>(p, stream);
+  }
+  using BF16 = __nv_bfloat16;
+  if (head_dim == 64) return causal ? launch<BF16, 64, true>(p, stream) : launch<BF16, 64, false>(p, stream);
+  return causal ? launch<BF16, 128, true>(p, stream) : launch<BF16, 128, false>(p, stream);
 }
 
 }  // namespace dash::kernels

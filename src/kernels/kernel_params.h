@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include <cuda.h>
 
@@ -52,9 +54,18 @@ struct BwdWorkspace {
 };
 BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
 
+// DASH_SM90_DRAFT=1 opts in to the Hopper kernels' draft cases, which have not run on a GPU yet:
+// fp16 in the sm90 forward and backward, head_dim 64 in the sm90 backward (docs/fwd-sm90.md,
+// docs/bwd-sm90.md, "Draft"). Without it the sm90 kernels decline those cases exactly as before.
+inline bool sm90_draft_enabled() {
+  const char* e = std::getenv("DASH_SM90_DRAFT");
+  return e != nullptr && std::strcmp(e, "1") == 0;
+}
+
 cudaError_t launch_fwd(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
                        cudaStream_t stream);
 // Hopper wgmma/TMA forward (attn_fwd_sm90.cu); cudaErrorNotSupported = nothing launched, use launch_fwd.
+// bf16 head_dim 64/128; fp16 only with sm90_draft_enabled().
 cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype, bool causal, cudaStream_t stream);
 cudaError_t launch_bwd_preprocess(const BwdKernelParams& p, int head_dim, DType dtype,
                                   cudaStream_t stream);
@@ -78,17 +89,24 @@ constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockN = 128;
 static_assert(kBwdSm90BlockM == kBwdBlockM, "bwd_workspace_layout is shared by both backward paths");
 struct BwdSm90Maps {
-  CUtensorMap q, k, v, dout;  // bf16 [B, S, H, D], box {64, rows}, 128B swizzle
+  CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle
 };
-// cudaErrorNotSupported (nothing encoded) unless: bf16, head_dim 128, a compute capability 9.0
-// device, and strides a TMA map can express. Then `maps` holds the four tensor maps.
+// Whether the sm90 backward covers (dtype, head_dim): bf16 head_dim 128 always; fp16 (head_dim
+// 64 or 128) and bf16 head_dim 64 only with sm90_draft_enabled() (drafts, not run on a GPU).
+inline bool bwd_sm90_covers(DType dtype, int head_dim) {
+  if (dtype == DType::kBF16 && head_dim == 128) return true;
+  return sm90_draft_enabled() && (dtype == DType::kBF16 || dtype == DType::kFP16) &&
+         (head_dim == 64 || head_dim == 128);
+}
+// cudaErrorNotSupported (nothing encoded) unless: bwd_sm90_covers(dtype, head_dim), a compute
+// capability 9.0 device, and strides a TMA map can express. Then `maps` holds the four tensor maps.
 cudaError_t bwd_sm90_prepare(const AttnShape& shape, const TensorRef& q, const TensorRef& k,
                              const TensorRef& v, const TensorRef& dout, BwdSm90Maps* maps);
 // p.model must be built with block_m = kBwdSm90BlockM, block_n = kBwdSm90BlockN.
-cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim,
+cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim, DType dtype,
                                  bool causal, int num_ctas, cudaStream_t stream);
 // dQ = scale * dq_accum for the sm90 staging order (the sm80 postprocess expects another order).
-cudaError_t launch_bwd_postprocess_sm90(const BwdKernelParams& p, int head_dim, cudaStream_t stream);
-cudaError_t bwd_main_sm90_occupancy(int head_dim, bool causal, int* ctas_per_sm);
+cudaError_t launch_bwd_postprocess_sm90(const BwdKernelParams& p, int head_dim, DType dtype, cudaStream_t stream);
+cudaError_t bwd_main_sm90_occupancy(int head_dim, DType dtype, bool causal, int* ctas_per_sm);
 
 }  // namespace dash::kernels
