@@ -240,7 +240,7 @@ int bench_main(int argc, char** argv) {
     dash::TileProblem tp;
     tp.batch = s.batch; tp.heads_q = s.heads_q; tp.heads_kv = s.heads_kv; tp.seqlen_q = s.seqlen_q;
     tp.seqlen_k = s.seqlen_k; tp.block_m = bm; tp.block_n = bn; tp.causal = s.causal;
-    const dash::CostModel cm = dash::CostModel::for_shape(s.head_dim, bm, bn);
+    const dash::CostModel cm = dash::CostModel::for_shape(s.head_dim, bm, bn, dash::CostParams::for_tiles(bm, bn));
 
     struct Row { dash::Schedule sched, ran; float ms; double pred_ms; std::string note; };
     std::vector<Row> rows;

@@ -27,7 +27,7 @@ struct Options {
   int block_m = 64, block_n = 64, q_tiles = 16, kv_tiles = 16;
   int causal = -1;  // -1: the cost model's default (causal for default, full for unit)
   int async_reduce = -1;  // -1: the cost model's default (async for default, sync for unit)
-  int stage_buffers = 2;
+  int stage_buffers = -1;  // -1: the cost model's (CostParams::for_tiles: 2 for 64x64, 1 for 64x128)
   bool unit = false, json = false, schedule_given = false;
   bool batch_given = false, heads_given = false, kv_heads_given = false, sms_given = false;
   bool tiles_given = false;
@@ -249,17 +249,19 @@ void plan_usage() {
       "  --hdim N            head dimension (128)\n"
       "  --causal | --full   mask (causal; the unit model defaults to full)\n"
       "  --block-m N         query rows per Q tile (64)\n"
-      "  --block-n N         keys per KV tile (64)\n"
+      "  --block-n N         keys per KV tile (64; 128: the sm90 kernel's tiles and rates)\n"
       "grid:\n"
       "  --sms N             persistent CTAs, one per SM (132; unit model: KV tiles)\n"
       "  --dispatch D        dynamic (atomic task counter) or static (CTA p takes p, p+P, ...) (dynamic)\n"
       "  --schedule S        only this schedule: ascending spt descending shift symmetric_shift atomic\n"
       "cost model:\n"
-      "  --cost-model M      default (c, r from hdim and tiles, in us) or unit\n"
+      "  --cost-model M      default (c, r from hdim and tiles, in us; the rates calibrated for\n"
+      "                      the kernel with these tiles: sm90 for 64x128, sm80 otherwise) or unit\n"
       "  --c C, --r R        override the compute / reduce cost of one tile pair (unit: 1, 0.25)\n"
       "  --reduce M          async (dQ writer warp, the default model) or sync (the reduce holds\n"
       "                      its SM: the spec's model, the unit model's default)\n"
-      "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (2)\n"
+      "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (the\n"
+      "                      calibrated value: 2 for the sm80 tiles, 1 for 64x128; unit: 2)\n"
       "  --q-tiles N         unit model: Q tiles of the single head (16)\n"
       "  --kv-tiles N        unit model: KV tiles of the single head (16)\n"
       "output:\n"
@@ -308,14 +310,15 @@ int plan_main(int argc, char** argv) {
     p.block_m = o.block_m;
     p.block_n = o.block_n;
     p.causal = o.causal != 0;
-    cost = CostModel::for_shape(o.hdim, o.block_m, o.block_n);
+    // The calibrated rates of the kernel with these tiles (64x128: sm90, otherwise sm80).
+    cost = CostModel::for_shape(o.hdim, o.block_m, o.block_n, dash::CostParams::for_tiles(o.block_m, o.block_n));
     if (o.c >= 0) cost.c = o.c;
     if (o.r >= 0) cost.r = o.r;
     if (o.c >= 0 || o.r >= 0) cost.name = "default (overridden)";
     if (o.async_reduce >= 0) cost.async_reduce = o.async_reduce == 1;
   }
 
-  cost.stage_buffers = o.stage_buffers;
+  if (o.stage_buffers > 0) cost.stage_buffers = o.stage_buffers;
   std::vector<plan::PlanRow> rows;
   if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
   else rows = plan::plan_all(p, cost, o.sms, o.dispatch);

@@ -2,6 +2,15 @@
 
 namespace dash {
 
+CostParams CostParams::for_tiles(int block_m, int block_n) {
+  if (block_m == 64 && block_n == 128) return kSm90Params;
+  return CostParams{};
+}
+
+CostModel CostModel::for_shape(int head_dim, int block_m, int block_n) {
+  return for_shape(head_dim, block_m, block_n, CostParams::for_tiles(block_m, block_n));
+}
+
 CostModel CostModel::for_shape(int head_dim, int block_m, int block_n, const CostParams& params) {
   // The backward of one tile pair runs five GEMMs of bm x bn x d: S = Q K^T, dP = dO V^T,
   // dV += P^T dO, dK += dS^T Q, dQ = dS K, plus the softmax/dS elementwise work on the bm x bn
@@ -32,7 +41,7 @@ CostModel CostModel::unit(double c, double r) {
 
 std::string CostModel::reduce_model() const {
   if (!async_reduce) return "sync (the reduce holds its SM)";
-  return "async (dQ writer warp, " + std::to_string(stage_buffers) + " stage buffers)";
+  return "async (dQ writer warp, " + std::to_string(stage_buffers) + (stage_buffers == 1 ? " stage buffer)" : " stage buffers)");
 }
 
 }  // namespace dash
