@@ -5,7 +5,11 @@
 //   - Determinism: bitwise-identical gradients over 20 reruns and over grid sizes / dispatch modes.
 // The launch info must report block_n = 128 (the sm90 tiles): proof that the sm90 kernel ran and
 // not the sm80 fallback. On a device that is not compute capability 9.0 the path declines and
-// the tests skip. Forward: the default (sm80) forward.
+// the tests skip. Forward: the default forward.
+// Drafts (BwdSm90Draft*: fp16 at head_dim 64/128, bf16 at head_dim 64; DASH_SM90_DRAFT=1, not yet
+// run on a GPU): the same accuracy criterion and determinism checks, run only with
+// DASH_TEST_SM90_DRAFT=1 (gpu-check.sh stage sm90draft). Without DASH_SM90_DRAFT those cases run
+// on the sm80 kernel (BwdSm90Fallback).
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -52,6 +56,11 @@ std::string case_name(const testing::TestParamInfo<Sm90Case>& info) {
   std::snprintf(buf, sizeof(buf), "d%d_%s_b%d_sq%d_sk%d_h%d_%d_%s", s.head_dim, s.causal ? "causal" : "full", s.batch,
                 s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv, schedule_name(info.param.schedule));
   return buf;
+}
+
+// The draft cases carry the dtype in their names (bf16_d64_..., fp16_d128_...).
+std::string draft_case_name(const testing::TestParamInfo<Sm90Case>& info) {
+  return std::string(info.param.spec.dtype == DType::kBF16 ? "bf16_" : "fp16_") + case_name(info);
 }
 
 struct Refs {
@@ -207,10 +216,12 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
                                          DetCase{Schedule::kSymmetricShift, false}),  // = shift on a full mask
                          det_name);
 
-// Cases the sm90 kernel does not cover run on the sm80 kernel even with DASH_BWD_SM90=1.
+// Cases the sm90 kernel does not cover run on the sm80 kernel even with DASH_BWD_SM90=1 (the
+// drafts included, as long as DASH_SM90_DRAFT is not 1).
 TEST(BwdSm90Fallback, UnsupportedCasesRunTheSm80Kernel) {
   REQUIRE_GPU();
-  for (auto [d, dt] : {std::pair{64, DType::kBF16}, std::pair{128, DType::kFP16}}) {
+  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
+  for (auto [d, dt] : {std::pair{64, DType::kBF16}, std::pair{128, DType::kFP16}, std::pair{64, DType::kFP16}}) {
     ProblemSpec s;
     s.batch = 1; s.seqlen_q = 200; s.seqlen_k = 200; s.heads_q = 2; s.heads_kv = 2; s.head_dim = d; s.dtype = dt;
     Problem pr(s);
@@ -219,8 +230,169 @@ TEST(BwdSm90Fallback, UnsupportedCasesRunTheSm80Kernel) {
     const Status st = run_sm90_bwd(pr, pr.bwd_params(Schedule::kDescending), &info);
     ASSERT_TRUE(st.ok()) << st.message;
     EXPECT_EQ(info.block_n, kernels::kBwdBlockN) << s.str();
+    int bm = 0, bn = 0;
+    bwd_tile_sizes(pr.shape, &bm, &bn);
+    EXPECT_EQ(bn, kernels::kBwdBlockN) << "bwd_tile_sizes must report the sm80 tiles for " << s.str();
   }
 }
+
+// ---- drafts: fp16 (head_dim 64, 128) and bf16 head_dim 64 (DASH_SM90_DRAFT=1) -----------------
+// Run only with DASH_TEST_SM90_DRAFT=1. Each launch sets DASH_SM90_DRAFT=1 itself (and
+// DASH_BWD_SM90=1), and asserts through BwdLaunchInfo that the sm90 kernel ran.
+Status run_sm90_draft_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info) {
+  ScopedEnv draft("DASH_SM90_DRAFT", "1");
+  return run_sm90_bwd(pr, p, info);
+}
+
+// The forward these tests differentiate through is the tested one (the fp16 sm90 forward is a
+// draft too, under FwdSm90Draft): a backward failure here is the backward's.
+Status tested_forward(Problem& pr) {
+  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
+  return pr.forward();
+}
+
+#define REQUIRE_SM90_DRAFT() \
+  do {                       \
+    REQUIRE_SM90_DRAFT_TESTS(); \
+    REQUIRE_SM90();          \
+  } while (0)
+
+class BwdSm90DraftAccuracy : public testing::TestWithParam<Sm90Case> {};
+
+TEST_P(BwdSm90DraftAccuracy, MatchesFloat64Reference) {
+  REQUIRE_SM90_DRAFT();
+  const Sm90Case& c = GetParam();
+  Problem pr(c.spec);
+  const Refs& r = references(c.spec);
+  Status st = tested_forward(pr);
+  ASSERT_TRUE(st.ok()) << st.message;
+  CUDA_OK(cudaDeviceSynchronize());
+
+  BwdLaunchInfo info;
+  st = run_sm90_draft_bwd(pr, pr.bwd_params(c.schedule), &info);
+  ASSERT_TRUE(st.ok()) << st.message;
+  CUDA_OK(cudaGetLastError());
+  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_SM90_DRAFT=1 did not select the sm90 kernel";
+  ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM);
+  std::vector<double> dq_gpu, dk_gpu, dv_gpu;
+  ASSERT_TRUE(pr.dq.download(c.spec.dtype, &dq_gpu)) << "dQ has unwritten elements";
+  ASSERT_TRUE(pr.dk.download(c.spec.dtype, &dk_gpu)) << "dK has unwritten elements";
+  ASSERT_TRUE(pr.dv.download(c.spec.dtype, &dv_gpu)) << "dV has unwritten elements";
+  auto check = [&](const char* what, const std::vector<double>& ours, const std::vector<double>& lp,
+                   const std::vector<double>& ref) {
+    expect_within_lowp_bound(std::string(what) + " " + c.spec.str() + " " + schedule_name(info.schedule), ours, lp,
+                             ref);
+  };
+  check("dQ", dq_gpu, r.dq_lp, r.dq_ref);
+  check("dK", dk_gpu, r.dk_lp, r.dk_ref);
+  check("dV", dv_gpu, r.dv_lp, r.dv_ref);
+}
+
+std::vector<Sm90Case> draft_accuracy_cases() {
+  std::vector<Sm90Case> v;
+  int idx = 0;
+  for (auto [dt, d] : {std::pair{DType::kFP16, 128}, std::pair{DType::kBF16, 64}, std::pair{DType::kFP16, 64}})
+    for (bool causal : {false, true})
+      for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 128, 128, 4, 4},     // one Q tile pair, one KV tile
+                                        std::tuple{2, 113, 113, 4, 1},     // partial tiles, GQA 4:1
+                                        std::tuple{1, 1000, 1000, 8, 2},   // GQA 4:1, key/query tails
+                                        std::tuple{2, 300, 700, 4, 1}}) {  // seqlen_q < seqlen_k
+        ProblemSpec s;
+        s.dtype = dt; s.head_dim = d; s.causal = causal;
+        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
+        s.seed = 7500 + idx++;  // per shape: the references are shared by the schedules
+        for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAtomic})
+          v.push_back({s, sc});
+      }
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, BwdSm90DraftAccuracy, testing::ValuesIn(draft_accuracy_cases()), draft_case_name);
+
+struct DraftDetCase {
+  DType dtype;
+  int head_dim;
+  Schedule schedule;
+  bool causal;
+};
+
+class BwdSm90DraftDeterminism : public testing::TestWithParam<DraftDetCase> {
+ protected:
+  static ProblemSpec spec(const DraftDetCase& c) {
+    ProblemSpec s;
+    // As BwdSm90Determinism: 8 KV heads x 16 KV tiles = 128 tasks.
+    s.batch = 4; s.seqlen_q = 2048; s.seqlen_k = 2048; s.heads_q = 8; s.heads_kv = 2;
+    s.head_dim = c.head_dim; s.dtype = c.dtype; s.causal = c.causal; s.seed = 93;
+    return s;
+  }
+};
+
+TEST_P(BwdSm90DraftDeterminism, TwentyRerunsAreBitwiseIdentical) {
+  REQUIRE_SM90_DRAFT();
+  Problem pr(spec(GetParam()));
+  ASSERT_TRUE(tested_forward(pr).ok());
+  const AttnBwdParams p = pr.bwd_params(GetParam().schedule);
+  BwdLaunchInfo info;
+  Status st = run_sm90_draft_bwd(pr, p, &info);
+  ASSERT_TRUE(st.ok()) << st.message;
+  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_SM90_DRAFT=1 did not select the sm90 kernel";
+  const uint64_t h0 = pr.grad_hash();
+  for (int r = 1; r < 20; ++r) {
+    st = run_sm90_draft_bwd(pr, p, &info);
+    ASSERT_TRUE(st.ok()) << st.message;
+    ASSERT_EQ(pr.grad_hash(), h0) << "rerun " << r;
+  }
+  {  // With the switch on, the public tile query reports the tiles of the kernel that ran.
+    ScopedEnv draft("DASH_SM90_DRAFT", "1");
+    int bm = 0, bn = 0;
+    bwd_tile_sizes(pr.shape, &bm, &bn);
+    EXPECT_EQ(bm, kernels::kBwdSm90BlockM);
+    EXPECT_EQ(bn, kernels::kBwdSm90BlockN);
+  }
+}
+
+TEST_P(BwdSm90DraftDeterminism, IndependentOfGridSizeAndDispatch) {
+  REQUIRE_SM90_DRAFT();
+  Problem pr(spec(GetParam()));
+  ASSERT_TRUE(tested_forward(pr).ok());
+  AttnBwdParams p = pr.bwd_params(GetParam().schedule);
+  p.allow_fallback = false;
+  BwdLaunchInfo info;
+  Status st = run_sm90_draft_bwd(pr, p, &info);
+  ASSERT_TRUE(st.ok()) << st.message;
+  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
+  const uint64_t h0 = pr.grad_hash();
+  int tested = 0;
+  for (int grid : {132, 64, 31}) {
+    for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
+      p.num_ctas = grid;
+      p.dispatch = d;
+      st = run_sm90_draft_bwd(pr, p, &info);
+      ASSERT_TRUE(st.ok()) << "grid " << grid << ": " << st.message;
+      ASSERT_EQ(info.num_ctas, std::min(grid, info.num_tasks));
+      ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
+      CUDA_OK(cudaDeviceSynchronize());
+      EXPECT_EQ(pr.grad_hash(), h0) << "grid " << grid << " dispatch " << dispatch_name(d);
+      ++tested;
+    }
+  }
+  EXPECT_EQ(tested, 6);
+}
+
+std::string draft_det_name(const testing::TestParamInfo<DraftDetCase>& info) {
+  const DraftDetCase& c = info.param;
+  return std::string(c.dtype == DType::kBF16 ? "bf16" : "fp16") + "_d" + std::to_string(c.head_dim) + "_" +
+         schedule_name(c.schedule) + (c.causal ? "_causal" : "_full");
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90DraftDeterminism,
+                         testing::Values(DraftDetCase{DType::kBF16, 64, Schedule::kDescending, true},
+                                         DraftDetCase{DType::kBF16, 64, Schedule::kSymmetricShift, true},
+                                         DraftDetCase{DType::kBF16, 64, Schedule::kSymmetricShift, false},
+                                         DraftDetCase{DType::kFP16, 128, Schedule::kDescending, true},
+                                         DraftDetCase{DType::kFP16, 128, Schedule::kSymmetricShift, false},
+                                         DraftDetCase{DType::kFP16, 64, Schedule::kSymmetricShift, true}),
+                         draft_det_name);
 
 }  // namespace
 }  // namespace dash::test

@@ -4,6 +4,9 @@
 // result came from the sm90 kernel and not from the sm80 fallback. Outputs are poisoned (NaN) before every
 // run, so an unwritten element fails. Bounds: |O - O_other| <= 2e-2, |LSE - LSE_other| <= 1e-3
 // (both -inf for rows that see no key).
+// Draft (FwdSm90Draft: fp16, DASH_SM90_DRAFT=1, not yet run on a GPU): the same checks plus O
+// against the float64 reference with expect_within_lowp_bound and bitwise reruns; run only with
+// DASH_TEST_SM90_DRAFT=1 (gpu-check.sh stage sm90draft).
 #include <cstdlib>
 #include <string>
 
@@ -83,6 +86,7 @@ class FwdSm90 : public testing::TestWithParam<ProblemSpec> {};
 
 TEST_P(FwdSm90, MatchesSm80AndFloat64Reference) {
   REQUIRE_GPU();
+  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);  // fp16 is declined unless the draft switch is on
   const ProblemSpec& spec = GetParam();
   Problem pr(spec);
 
@@ -150,6 +154,80 @@ std::string case_name(const testing::TestParamInfo<ProblemSpec>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90, testing::ValuesIn(cases()), case_name);
+
+// ---- draft: fp16 (DASH_SM90_DRAFT=1) -----------------------------------------------------------
+class FwdSm90Draft : public testing::TestWithParam<ProblemSpec> {};
+
+TEST_P(FwdSm90Draft, MatchesFloat64ReferenceAndRerunsBitwise) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_GPU();
+  const ProblemSpec& spec = GetParam();
+  Problem pr(spec);
+
+  FwdOut sm80, sm90, direct;
+  {
+    ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "0", &sm80));
+  }
+  ScopedEnv draft("DASH_SM90_DRAFT", "1");
+  ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &sm90));
+
+  // The direct launch must take the case (not decline it) and reproduce attn_fwd bit for bit:
+  // proof that attn_fwd ran the sm90 kernel.
+  ASSERT_NO_FATAL_FAILURE(poison_outputs(pr));
+  const kernels::FwdKernelParams kp = kernel_params(pr);
+  const cudaError_t e = kernels::launch_fwd_sm90(kp, spec.head_dim, spec.dtype, spec.causal, nullptr);
+  ASSERT_EQ(e, cudaSuccess) << "launch_fwd_sm90 with DASH_SM90_DRAFT=1: " << cudaGetErrorString(e);
+  ASSERT_NO_FATAL_FAILURE(read_outputs(pr, &direct));
+  ASSERT_EQ(max_abs_diff(direct.o, sm90.o), 0.0) << "attn_fwd with DASH_SM90_DRAFT=1 did not run the sm90 kernel";
+  ASSERT_EQ(std::memcmp(direct.lse.data(), sm90.lse.data(), sm90.lse.size() * sizeof(float)), 0);
+
+  // Bitwise reruns (O's bits through the device copy's hash, LSE by memcmp).
+  const uint64_t o_hash = pr.o.hash();
+  for (int r = 1; r < 5; ++r) {
+    FwdOut again;
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &again));
+    ASSERT_EQ(pr.o.hash(), o_hash) << "rerun " << r;
+    ASSERT_EQ(std::memcmp(again.lse.data(), sm90.lse.data(), sm90.lse.size() * sizeof(float)), 0) << "rerun " << r;
+  }
+
+  std::vector<double> lse80(sm80.lse.begin(), sm80.lse.end());
+  expect_close("sm80", spec, sm90, sm80.o, lse80, 2e-2, 1e-3);
+
+  const double work = (double)spec.batch * spec.heads_q * spec.seqlen_q * spec.seqlen_k;
+  if (work <= 8.5e6) {
+    const ref::RefShape rs = pr.ref_shape();
+    std::vector<double> o_ref(pr.q.host.size()), lse_ref((size_t)rs.batch * rs.heads_q * rs.seqlen_q);
+    ref::attention_forward(rs, pr.q.host.data(), pr.k.host.data(), pr.v.host.data(), o_ref.data(), lse_ref.data());
+    std::vector<double> o_lp, dq_lp, dk_lp, dv_lp;
+    lowp_attention(rs, spec.dtype, pr.q.host, pr.k.host, pr.v.host, pr.dout.host, &o_lp, &dq_lp, &dk_lp, &dv_lp);
+    expect_within_lowp_bound("O " + spec.str(), sm90.o, o_lp, o_ref);
+    expect_close("float64 reference", spec, sm90, o_ref, lse_ref, 2e-2, 1e-3);
+  }
+}
+
+std::vector<ProblemSpec> draft_cases() {
+  std::vector<ProblemSpec> v;
+  auto add = [&](int b, int sq, int sk, int hq, int hkv, int d, bool causal) {
+    ProblemSpec s;
+    s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv; s.head_dim = d;
+    s.causal = causal; s.dtype = DType::kFP16; s.seed = 9500 + v.size();
+    v.push_back(s);
+  };
+  for (int d : {128, 64})
+    for (bool causal : {false, true}) {
+      add(2, 128, 128, 4, 4, d, causal);
+      add(2, 113, 113, 4, 1, d, causal);     // one partial tile, GQA 4:1
+      add(1, 1000, 1000, 8, 2, d, causal);   // GQA 4:1, key tail
+      add(2, 113, 1000, 8, 2, d, causal);    // seqlen_q < seqlen_k: bottom-right diagonal
+      add(2, 1000, 113, 8, 2, d, causal);    // seqlen_q > seqlen_k: causal rows with no key
+      add(2, 17, 300, 4, 4, d, causal);
+      if (d == 128) add(1, 2048, 2048, 4, 1, d, causal);  // 16 x 16 blocks; vs sm80 only
+    }
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90Draft, testing::ValuesIn(draft_cases()), case_name);
 
 }  // namespace
 }  // namespace dash::test

@@ -1,15 +1,19 @@
 // Stage-0 Hopper primitives (hopper-guide 5): 128B swizzle and descriptor encodings (host),
 // TMA tile loads vs the host swizzle byte for byte, wgmma m64n{64,128}k16 SS/RS in every operand
 // major-ness vs a CPU GEMM, and the 1-D bulk reduce-add. Kernels run one warpgroup (128 threads).
+// Sm90PrimitivesDraft.*: the same wgmma checks with f16 operands (the DASH_SM90_DRAFT kernels'
+// fp16 path); run only with DASH_TEST_SM90_DRAFT=1.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include <cuda.h>
 #include <cuda/ptx>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -37,15 +41,15 @@ constexpr size_t kAlignSlack = sm90::kSwizzleAtomBytes;
 
 uint16_t bf16_bits(float x) { return to_bits(x, DType::kBF16); }
 
-// Random bf16 data, never zero: (bits for the device, exact values for the CPU reference).
-void random_bf16(size_t n, std::mt19937_64& rng, std::vector<uint16_t>* bits, std::vector<float>* vals) {
+// Random bf16 (or fp16) data, never zero: (bits for the device, exact values for the CPU reference).
+void random_b16(DType dt, size_t n, std::mt19937_64& rng, std::vector<uint16_t>* bits, std::vector<float>* vals) {
   std::normal_distribution<float> nd(0.f, 1.f);
   bits->resize(n);
   vals->resize(n);
   for (size_t i = 0; i < n; ++i) {
-    float x = round_to(nd(rng), DType::kBF16);
+    float x = round_to(nd(rng), dt);
     if (x == 0.f) x = 0.5f;
-    (*bits)[i] = bf16_bits(x);
+    (*bits)[i] = to_bits(x, dt);
     (*vals)[i] = x;
   }
 }
@@ -196,20 +200,21 @@ TEST(Sm90Primitives, TmaLoad2DTileCrossingEdgeZeroFills) {
   run_tma_2d({128, 160});  // cols 160..191 and rows 200..223 are outside the tensor
 }
 
-TEST(Sm90Primitives, TmaLoad4DTileClipsAtSeqlen) {
-  REQUIRE_GPU();
+// A 4-D [B, S, H, D] map with padded rows; the box at (d 64, s 64, h 2, b 1) crosses seqlen 100.
+void run_tma_4d(DType dt) {
   constexpr int kB = 2, kS = 100, kH = 3, kD = 128;
   const Strides3 stride{kS * (kH * kD + 64), kH * kD + 64, kD};  // padded rows
   std::vector<uint16_t> src(static_cast<size_t>(kB) * stride.batch);
   std::mt19937_64 rng(77);
   std::uniform_real_distribution<float> ud(-2.f, -1.f);
-  for (auto& b : src) b = bf16_bits(ud(rng));
+  for (auto& b : src) b = to_bits(ud(rng), dt);
   DeviceBuffer d_src(src.size() * 2), d_out(kTileBytes);
   ASSERT_NE(d_src.ptr, nullptr);
   ASSERT_NE(d_out.ptr, nullptr);
   CUDA_OK(cudaMemcpy(d_src.ptr, src.data(), src.size() * 2, cudaMemcpyHostToDevice));
   CUtensorMap map;
-  const Status st = make_tma_desc_4d_bf16(&map, d_src.ptr, kB, kS, kH, kD, stride, 64);
+  const Status st = dt == DType::kBF16 ? make_tma_desc_4d_bf16(&map, d_src.ptr, kB, kS, kH, kD, stride, 64)
+                                       : make_tma_desc_4d(&map, dt, d_src.ptr, kB, kS, kH, kD, stride, 64);
   ASSERT_TRUE(st.ok()) << st.message;
   const int d0 = 64, s0 = 64, h = 2, b = 1;  // seq rows 100..127 are past the end
   poison(d_out);
@@ -225,6 +230,18 @@ TEST(Sm90Primitives, TmaLoad4DTileClipsAtSeqlen) {
   }));
 }
 
+TEST(Sm90Primitives, TmaLoad4DTileClipsAtSeqlen) {
+  REQUIRE_GPU();
+  run_tma_4d(DType::kBF16);
+}
+
+// The fp16 drafts' maps (CU_TENSOR_MAP_DATA_TYPE_FLOAT16): same bytes, same zero fill.
+TEST(Sm90PrimitivesDraft, TmaLoad4DF16TileClipsAtSeqlen) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_GPU();
+  run_tma_4d(DType::kFP16);
+}
+
 // --------------------------------------------------------------------------- wgmma ----
 // D[64 x N] = A[64 x 64] * B[64 x N]. A is given row-major (m, k), B row-major (k, n); the kernel
 // stores them into smem in the requested major-ness:
@@ -233,13 +250,13 @@ TEST(Sm90Primitives, TmaLoad4DTileClipsAtSeqlen) {
 //   B K-major : [N n x 64 k] sub-tile, (k, n) at swz(n, k)             imm-trans-b 0
 //   B MN-major: N/64 [64 k x 64 n] sub-tiles 8 KiB apart (= LBO)       imm-trans-b 1
 
-template <int N, int kTransB>
-__device__ __forceinline__ void stage_b(const __nv_bfloat16* B, uint8_t* sB) {
+template <typename T, int N, int kTransB>
+__device__ __forceinline__ void stage_b(const T* B, uint8_t* sB) {
   for (int i = threadIdx.x; i < kK * N; i += kThreads) {
     const int k = i / N, n = i % N;
     const uint32_t off = kTransB ? (n / 64) * kTileBytes + swizzle128_offset(k, n % 64)
                                  : swizzle128_offset(n, k);
-    *reinterpret_cast<__nv_bfloat16*>(sB + off) = B[i];
+    *reinterpret_cast<T*>(sB + off) = B[i];
   }
 }
 
@@ -264,18 +281,18 @@ __device__ __forceinline__ void nan_fill(float (&acc)[N / 2]) {
   for (int i = 0; i < N / 2; ++i) acc[i] = __int_as_float(0x7fc00000);  // scale-d 0 must ignore it
 }
 
-template <int N, int kTransA, int kTransB>
+template <typename T, int N, int kTransA, int kTransB>
 __global__ void __launch_bounds__(kThreads, 1)
-wgmma_ss_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, float* D) {
+wgmma_ss_kernel(const T* A, const T* B, float* D) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* sA = sm90::align_swizzle_atom(smem_raw);
   uint8_t* sB = sA + kTileBytes;
   for (int i = threadIdx.x; i < 64 * kK; i += kThreads) {
     const int m = i / kK, k = i % kK;
     const uint32_t off = kTransA ? swizzle128_offset(k, m) : swizzle128_offset(m, k);
-    *reinterpret_cast<__nv_bfloat16*>(sA + off) = A[i];
+    *reinterpret_cast<T*>(sA + off) = A[i];
   }
-  stage_b<N, kTransB>(B, sB);
+  stage_b<T, N, kTransB>(B, sB);
   cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic smem writes -> async proxy
   __syncthreads();
 
@@ -287,7 +304,7 @@ wgmma_ss_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, float* D) {
   ptx::wgmma_fence();
 #pragma unroll
   for (int s = 0; s < kK / 16; ++s) {
-    ptx::wgmma_ss<N, kTransA, kTransB>(acc, sm90::advance_smem_desc(desc_a, k_step_bytes(kTransA, s)),
+    ptx::wgmma_ss<N, kTransA, kTransB, T>(acc, sm90::advance_smem_desc(desc_a, k_step_bytes(kTransA, s)),
                                        sm90::advance_smem_desc(desc_b, k_step_bytes(kTransB, s)),
                                        s > 0 ? 1 : 0);
   }
@@ -297,14 +314,14 @@ wgmma_ss_kernel(const __nv_bfloat16* A, const __nv_bfloat16* B, float* D) {
   store_acc<N>(acc, D);
 }
 
-// RS: A (fp32, bf16-exact) is read into an m64n64 accumulator-layout register tile, converted
-// with acc_to_a_frag (the P / dS path of attention), and multiplied with B from smem.
-template <int N, int kTransB>
+// RS: A (fp32, T-exact) is read into an m64n64 accumulator-layout register tile, converted
+// with acc_to_a_frag<T> (the P / dS path of attention), and multiplied with B from smem.
+template <typename T, int N, int kTransB>
 __global__ void __launch_bounds__(kThreads, 1)
-wgmma_rs_kernel(const float* A, const __nv_bfloat16* B, float* D) {
+wgmma_rs_kernel(const float* A, const T* B, float* D) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* sB = sm90::align_swizzle_atom(smem_raw);
-  stage_b<N, kTransB>(B, sB);
+  stage_b<T, N, kTransB>(B, sB);
   cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   __syncthreads();
 
@@ -314,7 +331,7 @@ wgmma_rs_kernel(const float* A, const __nv_bfloat16* B, float* D) {
   for (int i = 0; i < 32; ++i) a_tile[i] = A[acc_row(t, i) * kK + acc_col(t, i)];
   uint32_t a[kK / 16][4];
 #pragma unroll
-  for (int s = 0; s < kK / 16; ++s) sm90::acc_to_a_frag(a_tile, s, a[s]);
+  for (int s = 0; s < kK / 16; ++s) sm90::acc_to_a_frag<T>(a_tile, s, a[s]);
 
   const uint64_t desc_b = b_desc<kTransB>(sB);
   float acc[N / 2];
@@ -325,7 +342,7 @@ wgmma_rs_kernel(const float* A, const __nv_bfloat16* B, float* D) {
   ptx::wgmma_fence();
 #pragma unroll
   for (int s = 0; s < kK / 16; ++s) {
-    ptx::wgmma_rs<N, kTransB>(acc, a[s], sm90::advance_smem_desc(desc_b, k_step_bytes(kTransB, s)),
+    ptx::wgmma_rs<N, kTransB, T>(acc, a[s], sm90::advance_smem_desc(desc_b, k_step_bytes(kTransB, s)),
                               s > 0 ? 1 : 0);
   }
   ptx::wgmma_commit_group();
@@ -338,13 +355,14 @@ wgmma_rs_kernel(const float* A, const __nv_bfloat16* B, float* D) {
 
 enum class AForm { kSmemKMajor, kSmemMNMajor, kRegisters };
 
-template <int N, int kTransB>
+template <int N, int kTransB, typename T = __nv_bfloat16>
 void run_gemm(AForm a_form, uint64_t seed) {
+  constexpr DType kDt = std::is_same_v<T, __half> ? DType::kFP16 : DType::kBF16;
   std::mt19937_64 rng(seed);
   std::vector<uint16_t> a_bits, b_bits;
   std::vector<float> a_val, b_val;
-  random_bf16(64 * kK, rng, &a_bits, &a_val);   // (m, k) row-major
-  random_bf16(kK * N, rng, &b_bits, &b_val);    // (k, n) row-major
+  random_b16(kDt, 64 * kK, rng, &a_bits, &a_val);   // (m, k) row-major
+  random_b16(kDt, kK * N, rng, &b_bits, &b_val);    // (k, n) row-major
   std::vector<float> ref(64 * N, 0.f);
   for (int m = 0; m < 64; ++m)
     for (int n = 0; n < N; ++n) {
@@ -363,17 +381,17 @@ void run_gemm(AForm a_form, uint64_t seed) {
   CUDA_OK(cudaMemcpy(d_b.ptr, b_bits.data(), b_bits.size() * 2, cudaMemcpyHostToDevice));
   poison(d_d);
   const size_t b_bytes = static_cast<size_t>(N) * kK * 2;
-  const auto* A16 = d_a.as<__nv_bfloat16>();
-  const auto* B16 = d_b.as<__nv_bfloat16>();
+  const auto* A16 = d_a.as<T>();
+  const auto* B16 = d_b.as<T>();
   switch (a_form) {
     case AForm::kSmemKMajor:
-      wgmma_ss_kernel<N, 0, kTransB><<<1, kThreads, kTileBytes + b_bytes + kAlignSlack>>>(A16, B16, d_d.as<float>());
+      wgmma_ss_kernel<T, N, 0, kTransB><<<1, kThreads, kTileBytes + b_bytes + kAlignSlack>>>(A16, B16, d_d.as<float>());
       break;
     case AForm::kSmemMNMajor:
-      wgmma_ss_kernel<N, 1, kTransB><<<1, kThreads, kTileBytes + b_bytes + kAlignSlack>>>(A16, B16, d_d.as<float>());
+      wgmma_ss_kernel<T, N, 1, kTransB><<<1, kThreads, kTileBytes + b_bytes + kAlignSlack>>>(A16, B16, d_d.as<float>());
       break;
     case AForm::kRegisters:
-      wgmma_rs_kernel<N, kTransB><<<1, kThreads, b_bytes + kAlignSlack>>>(d_a.as<float>(), B16, d_d.as<float>());
+      wgmma_rs_kernel<T, N, kTransB><<<1, kThreads, b_bytes + kAlignSlack>>>(d_a.as<float>(), B16, d_d.as<float>());
       break;
   }
   CUDA_OK(cudaGetLastError());
@@ -441,6 +459,23 @@ TEST(Sm90Primitives, WgmmaRSBMNMajorN128) {
   REQUIRE_GPU();
   run_gemm<128, 1>(AForm::kRegisters, 12);
 }
+
+// f16 operands (drafts): every operand form the fp16 sm90 kernels use, and the rest.
+#define DASH_F16_GEMM_TEST(name, n, tb, form, seed) \
+  TEST(Sm90PrimitivesDraft, name) {                  \
+    REQUIRE_SM90_DRAFT_TESTS();                      \
+    REQUIRE_GPU();                                   \
+    run_gemm<n, tb, __half>(form, seed);             \
+  }
+DASH_F16_GEMM_TEST(WgmmaF16SSKMajorN64, 64, 0, AForm::kSmemKMajor, 101)      // bwd S^T, dP^T
+DASH_F16_GEMM_TEST(WgmmaF16SSKMajorN128, 128, 0, AForm::kSmemKMajor, 102)    // fwd S
+DASH_F16_GEMM_TEST(WgmmaF16SSBMNMajorN128, 128, 1, AForm::kSmemKMajor, 104)
+DASH_F16_GEMM_TEST(WgmmaF16SSAMNMajorN64, 64, 0, AForm::kSmemMNMajor, 105)
+DASH_F16_GEMM_TEST(WgmmaF16SSBothMNMajorN64, 64, 1, AForm::kSmemMNMajor, 107)  // bwd dQ
+DASH_F16_GEMM_TEST(WgmmaF16RSKMajorN64, 64, 0, AForm::kRegisters, 109)
+DASH_F16_GEMM_TEST(WgmmaF16RSBMNMajorN64, 64, 1, AForm::kRegisters, 111)     // fwd/bwd hdim 64 P V, dV, dK
+DASH_F16_GEMM_TEST(WgmmaF16RSBMNMajorN128, 128, 1, AForm::kRegisters, 112)   // fwd/bwd hdim 128 P V, dV, dK
+#undef DASH_F16_GEMM_TEST
 
 // ------------------------------------------------------------------- bulk reduce-add ----
 
