@@ -3,7 +3,10 @@
 # compute-sanitizer label, and the benchmark. Logs land in one folder: $OUT if set (the device
 # tool), else ./gpu-check-logs.
 #   STAGES="build test sanitize debug bench" (default), plus "sm90": only the Hopper kernels
-#   tests (also part of "test"), fwd and bwd each under SM90_TIMEOUT (150 s).
+#   tests (also part of "test"), fwd and bwd each under SM90_TIMEOUT (150 s), and "sm90draft":
+#   only the tests of the DASH_SM90_DRAFT cases (fp16 fwd/bwd, head_dim 64 bwd; not part of
+#   "test", where they skip), run with DASH_SM90_DRAFT=1 DASH_TEST_SM90_DRAFT=1 in five processes
+#   (f16 primitives, fwd, and bwd per dtype/head_dim), each under SM90_DRAFT_TIMEOUT (150 s).
 #   BUILD_DIR=build   BENCH_ARGS="..."
 #   GTEST_FILTER=... limits the GPU tests (passed to the test binary)
 set -uo pipefail
@@ -48,6 +51,21 @@ if has sm90; then
       > "$LOG/sm90-$name.log" 2>&1; rc=$?
     [ $rc -eq 0 ] || { echo "sm90 $name tests failed or timed out (rc $rc)"; status=1; }
     grep -E "^\[  (PASSED|FAILED) |^\[       OK|timed out|trap|Failure" "$LOG/sm90-$name.log" | tail -25
+  done
+fi
+
+if has sm90draft; then
+  # The drafts have not run on a GPU: each part in its own process under its own timeout, so
+  # that a hang (an mbarrier or semaphore wait) in one does not hide the others' results. The f16
+  # wgmma/TMA primitives first: if they fail, the fp16 kernels cannot pass.
+  for part in "prim:Sm90PrimitivesDraft.*" "fwd:Shapes/FwdSm90Draft.*" "bwd-fp16-d128:*BwdSm90Draft*/fp16_d128_*" \
+              "bwd-bf16-d64:*BwdSm90Draft*/bf16_d64_*" "bwd-fp16-d64:*BwdSm90Draft*/fp16_d64_*"; do
+    name=${part%%:*}; filt=${part#*:}
+    step "Hopper draft $name tests ( ${SM90_DRAFT_TIMEOUT:-150} s timeout)"
+    DASH_SM90_DRAFT=1 DASH_TEST_SM90_DRAFT=1 timeout -k 5 "${SM90_DRAFT_TIMEOUT:-150}" \
+      "$BUILD_DIR/tests/dash_gpu_tests" --gtest_filter="$filt" > "$LOG/sm90draft-$name.log" 2>&1; rc=$?
+    [ $rc -eq 0 ] || { echo "sm90draft $name tests failed or timed out (rc $rc)"; status=1; }
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[       OK|timed out|trap|Failure" "$LOG/sm90draft-$name.log" | tail -25
   done
 fi
 
