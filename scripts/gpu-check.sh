@@ -58,6 +58,11 @@ if has sm90draft; then
   # The drafts have not run on a GPU: each part in its own process under its own timeout, so
   # that a hang (an mbarrier or semaphore wait) in one does not hide the others' results. The f16
   # wgmma/TMA primitives first: if they fail, the fp16 kernels cannot pass.
+  if command -v cuobjdump > /dev/null; then  # HGMMA forms per instantiation (docs/bwd-sm90.md, "Draft")
+    bash scripts/check_sass.sh "$BUILD_DIR"/CMakeFiles/dash_attn.dir/src/kernels/attn_{fwd,bwd}_sm90.cu.o \
+      > "$LOG/sm90draft-sass.txt" 2>&1 || { echo "check_sass failed: $LOG/sm90draft-sass.txt"; status=1; }
+    tail -1 "$LOG/sm90draft-sass.txt"
+  fi
   for part in "prim:Sm90PrimitivesDraft.*" "fwd:Shapes/FwdSm90Draft.*" "bwd-fp16-d128:*BwdSm90Draft*/fp16_d128_*" \
               "bwd-bf16-d64:*BwdSm90Draft*/bf16_d64_*" "bwd-fp16-d64:*BwdSm90Draft*/fp16_d64_*"; do
     name=${part%%:*}; filt=${part#*:}
