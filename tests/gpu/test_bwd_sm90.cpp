@@ -85,6 +85,22 @@ const Refs& references(const ProblemSpec& spec) {
   return cache.emplace(key, std::move(r)).first->second;
 }
 
+// Every element of dQ/dK/dV written and within the low-precision bound of the float64 reference.
+void check_grads(Problem& pr, const Sm90Case& c, const Refs& r, const BwdLaunchInfo& info) {
+  std::vector<double> dq_gpu, dk_gpu, dv_gpu;
+  ASSERT_TRUE(pr.dq.download(c.spec.dtype, &dq_gpu)) << "dQ has unwritten elements";
+  ASSERT_TRUE(pr.dk.download(c.spec.dtype, &dk_gpu)) << "dK has unwritten elements";
+  ASSERT_TRUE(pr.dv.download(c.spec.dtype, &dv_gpu)) << "dV has unwritten elements";
+  auto check = [&](const char* what, const std::vector<double>& ours, const std::vector<double>& lp,
+                   const std::vector<double>& ref) {
+    expect_within_lowp_bound(std::string(what) + " " + c.spec.str() + " " + schedule_name(info.schedule), ours, lp,
+                             ref);
+  };
+  check("dQ", dq_gpu, r.dq_lp, r.dq_ref);
+  check("dK", dk_gpu, r.dk_lp, r.dk_ref);
+  check("dV", dv_gpu, r.dv_lp, r.dv_ref);
+}
+
 class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 
 TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
@@ -105,19 +121,7 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   CUDA_OK(cudaGetLastError());
   ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_BWD_SM90=1 did not select the sm90 kernel";
   ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM);
-  std::vector<double> dq_gpu, dk_gpu, dv_gpu;
-  ASSERT_TRUE(pr.dq.download(c.spec.dtype, &dq_gpu)) << "dQ has unwritten elements";
-  ASSERT_TRUE(pr.dk.download(c.spec.dtype, &dk_gpu)) << "dK has unwritten elements";
-  ASSERT_TRUE(pr.dv.download(c.spec.dtype, &dv_gpu)) << "dV has unwritten elements";
-
-  auto check = [&](const char* what, const std::vector<double>& ours, const std::vector<double>& lp,
-                   const std::vector<double>& ref) {
-    expect_within_lowp_bound(std::string(what) + " " + c.spec.str() + " " + schedule_name(info.schedule), ours, lp,
-                             ref);
-  };
-  check("dQ", dq_gpu, r.dq_lp, r.dq_ref);
-  check("dK", dk_gpu, r.dk_lp, r.dk_ref);
-  check("dV", dv_gpu, r.dv_lp, r.dv_ref);
+  check_grads(pr, c, r, info);
 }
 
 std::vector<Sm90Case> accuracy_cases() {
@@ -274,18 +278,7 @@ TEST_P(BwdSm90DraftAccuracy, MatchesFloat64Reference) {
   CUDA_OK(cudaGetLastError());
   ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_SM90_DRAFT=1 did not select the sm90 kernel";
   ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM);
-  std::vector<double> dq_gpu, dk_gpu, dv_gpu;
-  ASSERT_TRUE(pr.dq.download(c.spec.dtype, &dq_gpu)) << "dQ has unwritten elements";
-  ASSERT_TRUE(pr.dk.download(c.spec.dtype, &dk_gpu)) << "dK has unwritten elements";
-  ASSERT_TRUE(pr.dv.download(c.spec.dtype, &dv_gpu)) << "dV has unwritten elements";
-  auto check = [&](const char* what, const std::vector<double>& ours, const std::vector<double>& lp,
-                   const std::vector<double>& ref) {
-    expect_within_lowp_bound(std::string(what) + " " + c.spec.str() + " " + schedule_name(info.schedule), ours, lp,
-                             ref);
-  };
-  check("dQ", dq_gpu, r.dq_lp, r.dq_ref);
-  check("dK", dk_gpu, r.dk_lp, r.dk_ref);
-  check("dV", dv_gpu, r.dv_lp, r.dv_ref);
+  check_grads(pr, c, r, info);
 }
 
 std::vector<Sm90Case> draft_accuracy_cases() {
