@@ -171,6 +171,14 @@ struct ScheduleModel {
     return s * p.q_per_kv();
   }
 
+  // shift: KV tile j starts its cyclic walk at Q tile (stride * j) mod m, stride = max(1, m / n).
+  // With m >= 2n (e.g. 64-row Q tiles and 128-key KV tiles, the sm90 kernel) the n start tiles
+  // are `stride` apart, so consecutive contributions to a dQ tile arrive `stride` steps apart:
+  // every link of the chain gets `stride` steps of slack instead of one. With m < 2n (the sm80
+  // kernel's square tiles) it is the paper's j mod m. Still a pure function of the shape.
+  DASH_HD int shift_stride() const { return m >= 2 * n ? m / n : 1; }
+  DASH_HD int shift_start(int j) const { return (shift_stride() * j) % m; }
+
   // Q tile visited at step t by side `side` of slot `slot`.
   DASH_HD int visit(int slot, int side, int t) const {
     const int j = kv_tile(slot, side);
@@ -180,8 +188,8 @@ struct ScheduleModel {
       case Schedule::kAtomic:
         return m - 1 - t;
       case Schedule::kShift: {
-        // Cyclic order starting at Q tile j mod m, restricted to the visible suffix [a, m).
-        const int j0 = j % m;
+        // Cyclic order starting at Q tile shift_start(j), restricted to the visible suffix [a, m).
+        const int j0 = shift_start(j);
         if (j0 < a) return a + t;
         return t < m - j0 ? j0 + t : a + (t - (m - j0));
       }
@@ -206,7 +214,7 @@ struct ScheduleModel {
       case Schedule::kAtomic:
         return m - 1 - i;
       case Schedule::kShift: {
-        const int j0 = j % m;
+        const int j0 = shift_start(j);
         if (j0 < a) return i - a;
         return i >= j0 ? i - j0 : (m - j0) + (i - a);
       }

@@ -2,6 +2,7 @@
 // and deadlock freedom for every grid size from the schedule's minimum up to its task count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,10 @@ const std::vector<Shape>& grid() {
       {1, 1, 1, 448, 448, 128, 64},
       {1, 2, 1, 500, 700, 64, 128},
       {1, 2, 1, 700, 500, 128, 64},
+      // m >= 2n: shift's strided starts (stride 2: the sm90 kernel's 64 x 128 tiles; stride 3)
+      {1, 1, 1, 1024, 1024, 64, 128},
+      {2, 4, 1, 1000, 1000, 64, 128},
+      {1, 1, 1, 576, 192, 64, 64},
   };
   return shapes;
 }
@@ -75,6 +80,33 @@ TEST(Checker, EveryScheduleOverTheShapeGrid) {
         ++checked;
       }
   EXPECT_EQ(checked, static_cast<int>(grid().size()) * 2 * 6);
+}
+
+// shift with m = 2n (64-row Q tiles, 128-key KV tiles, full mask): KV tile j starts at Q tile 2j,
+// so the contributions to every dQ tile arrive exactly two steps apart (two steps of slack per
+// chain link), and every (Q tile, step) pair is visited at most once.
+TEST(Checker, ShiftStartsAreStridedWhenQTilesOutnumberKvTiles) {
+  TileProblem p = problem({1, 1, 1, 1024, 1024, 64, 128}, false);
+  const ScheduleModel sm = ScheduleModel::make(p, Schedule::kShift);
+  ASSERT_EQ(sm.m, 16);
+  ASSERT_EQ(sm.n, 8);
+  EXPECT_EQ(sm.shift_stride(), 2);
+  for (int i = 0; i < sm.m; ++i) {
+    std::vector<int> steps;
+    for (int j = 0; j < sm.n; ++j) steps.push_back(sm.step_of(j, i));
+    std::sort(steps.begin(), steps.end());
+    for (size_t k = 1; k < steps.size(); ++k) EXPECT_EQ(steps[k] - steps[k - 1], 2) << "q tile " << i;
+    // rank order = arrival order
+    for (int j = 0; j < sm.n; ++j) {
+      int earlier = 0;
+      for (int jj = 0; jj < sm.n; ++jj) earlier += sm.step_of(jj, i) < sm.step_of(j, i);
+      EXPECT_EQ(sm.rank(i, j), earlier) << "q tile " << i << " kv tile " << j;
+    }
+  }
+  // Square tiles keep the paper's shift (start j mod m).
+  const ScheduleModel sq = ScheduleModel::make(problem({1, 1, 1, 1024, 1024, 64, 64}, false), Schedule::kShift);
+  EXPECT_EQ(sq.shift_stride(), 1);
+  for (int j = 0; j < sq.n; ++j) EXPECT_EQ(sq.visit(j, 0, 0), j);
 }
 
 TEST(Checker, MoreTilesThanTheLargestGroup) {
