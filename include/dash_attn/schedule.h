@@ -178,6 +178,12 @@ struct ScheduleModel {
   // kernel's square tiles) it is the paper's j mod m. Still a pure function of the shape.
   DASH_HD int shift_stride() const { return m >= 2 * n ? m / n : 1; }
   DASH_HD int shift_start(int j) const { return (shift_stride() * j) % m; }
+  // symmetric shift: the long sides' starts in their shared rectangle of r = m - rect_begin Q
+  // tiles are stride apart by the same rule (r >= 2 * tasks_per_head: stride r / tasks_per_head).
+  DASH_HD int rect_stride() const {
+    const int r = m - rect_begin;
+    return r >= 2 * tasks_per_head ? r / tasks_per_head : 1;
+  }
 
   // Q tile visited at step t by side `side` of slot `slot`.
   DASH_HD int visit(int slot, int side, int t) const {
@@ -196,7 +202,7 @@ struct ScheduleModel {
       case Schedule::kSymmetricShift: {
         if (side == 1) return m - 1 - t;  // short side: descending
         const int r = m - rect_begin;     // rectangle shared by every long side
-        if (t < r) return rect_begin + (slot + t) % r;
+        if (t < r) return rect_begin + (rect_stride() * slot + t) % r;
         return a + (t - r);               // private triangle, ascending
       }
       default:  // ascending, spt
@@ -222,7 +228,7 @@ struct ScheduleModel {
         const int slot = slot_of(j);
         if (side_of(j) == 1) return num_steps(slot, 0) + (m - 1 - i);
         const int r = m - rect_begin;
-        if (i >= rect_begin) return ((i - rect_begin - slot) % r + r) % r;
+        if (i >= rect_begin) return ((i - rect_begin - rect_stride() * slot) % r + r) % r;
         return r + (i - a);
       }
       default:

@@ -109,6 +109,26 @@ TEST(Checker, ShiftStartsAreStridedWhenQTilesOutnumberKvTiles) {
   for (int j = 0; j < sq.n; ++j) EXPECT_EQ(sq.visit(j, 0, 0), j);
 }
 
+// symmetric shift on the sm90 tiles (causal, m = 2n): the long sides' starts in the shared
+// rectangle are two Q tiles apart, so their contributions to a rectangle dQ tile arrive two steps
+// apart. Square tiles keep stride 1.
+TEST(Checker, SymmetricShiftRectangleStartsAreStrided) {
+  const ScheduleModel sm = ScheduleModel::make(problem({1, 1, 1, 2048, 2048, 64, 128}, true), Schedule::kSymmetricShift);
+  ASSERT_EQ(sm.m, 32);
+  ASSERT_EQ(sm.n, 16);
+  ASSERT_EQ(sm.tasks_per_head, 8);
+  EXPECT_EQ(sm.rect_stride(), 2);
+  for (int i = sm.rect_begin; i < sm.m; ++i) {
+    std::vector<int> steps;
+    for (int slot = 0; slot < sm.tasks_per_head; ++slot) steps.push_back(sm.step_of(sm.kv_tile(slot, 0), i));
+    std::sort(steps.begin(), steps.end());
+    for (size_t k = 1; k < steps.size(); ++k) EXPECT_GE(steps[k] - steps[k - 1], 2) << "q tile " << i;
+  }
+  const ScheduleModel sq =
+      ScheduleModel::make(problem({1, 1, 1, 2048, 2048, 64, 64}, true), Schedule::kSymmetricShift);
+  EXPECT_EQ(sq.rect_stride(), 1);
+}
+
 TEST(Checker, MoreTilesThanTheLargestGroup) {
   // 200 KV tiles: shift splits a head into two groups of 100, so a grid of 100 CTAs must finish
   // a head although it holds only half of it; symmetric shift has 100 pair tasks in one group.
