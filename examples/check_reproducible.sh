@@ -13,16 +13,16 @@
 # dash/detmode ratios, writes results.json and losses.png, and exits 1 if a deterministic pair
 # differs or a run fails (2 on bad usage).
 #
-# The default (small preset, ~17M params, seqlen 2048, 8 seqs/GPU, 200 steps) is meant to take
-# a few minutes on H200s. Scale up with e.g. --preset base --steps 500.
+# The default (base preset, 75.9M params, head_dim 128, seqlen 2048, 8 seqs/GPU, 200 steps) is
+# meant to take a few minutes on H200s; --preset small (17.2M) is quicker.
 #
 #   examples/check_reproducible.sh
-#   examples/check_reproducible.sh --preset base --steps 500 --out runs/repro-base
+#   examples/check_reproducible.sh --steps 500 --out runs/repro-500
 #   examples/check_reproducible.sh --one-gpu --skip-detmode --steps 50      # quickest
 #   examples/check_reproducible.sh --device cpu --preset tiny --attn-det sdpa --attn-nondet sdpa \
 #       --steps 6 --seqlen 128 --batch 2 --python /tmp/venv/bin/python --out /tmp/repro   # CPU plumbing test
 #
-# Options: --steps N (200) --preset tiny|small|base (small) --seqlen N (2048) --batch N (8)
+# Options: --steps N (200) --preset tiny|small|base (base) --seqlen N (2048) --batch N (8)
 #   --seed N (1234) --schedule NAME (auto) --out DIR (runs/repro) --python PY (python3)
 #   --one-gpu (skip the 2-GPU runs) --skip-fsdp --skip-nondet --skip-detmode
 #   --device cuda|cpu (cpu: gloo, only for testing this script; needs --attn-det/--attn-nondet sdpa)
@@ -31,7 +31,7 @@
 #   --extra "ARGS" (passed to every train_llama.py run)
 set -u
 
-STEPS=200 PRESET=small SEQLEN=2048 BATCH=8 SEED=1234 SCHEDULE=auto OUT=runs/repro PY=python3
+STEPS=200 PRESET=base SEQLEN=2048 BATCH=8 SEED=1234 SCHEDULE=auto OUT=runs/repro PY=python3
 ONE_GPU=0 SKIP_FSDP=0 SKIP_NONDET=0 SKIP_DETMODE=0 DEVICE=cuda ATTN_DET=dash ATTN_NONDET=sdpa_cudnn EXTRA=""
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -109,8 +109,9 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 PRESETS = {
-    "base": dict(layers=12, dim=768, heads=12, kv_heads=4, head_dim=64, ffn=2048),
-    "small": dict(layers=6, dim=512, heads=8, kv_heads=2, head_dim=64, ffn=1408),
+    # head_dim 128: dash_attn runs its Hopper (wgmma/TMA) kernels for bf16 head_dim 128.
+    "base": dict(layers=12, dim=768, heads=6, kv_heads=2, head_dim=128, ffn=2048),
+    "small": dict(layers=6, dim=512, heads=4, kv_heads=1, head_dim=128, ffn=1408),
     "tiny": dict(layers=2, dim=128, heads=4, kv_heads=2, head_dim=32, ffn=352),
 }
 ATTNS = ("dash", "dash_atomic", "sdpa_cudnn", "sdpa_detmode", "sdpa")
