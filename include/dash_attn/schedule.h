@@ -114,9 +114,13 @@ struct ScheduleModel {
   int tasks_per_head = 1;   // n, or ceil(n/2) for symmetric shift
   int group_width = 1;      // tasks that must run together (min co-resident CTAs)
   int rect_begin = 0;       // symmetric shift: first Q tile of the rectangle all long sides share
+  int start_stride = 1;     // shift / symmetric shift: distance between consecutive start Q tiles
 
   // Symmetric shift only makes sense with a causal mask; on a full mask it is shift.
-  DASH_HD static ScheduleModel make(const TileProblem& prob, Schedule s) {
+  // strided_starts: shift / symmetric shift start their walks `start_stride` Q tiles apart when
+  // Q tiles outnumber KV tiles (see shift_stride). Off by default until measured on a GPU
+  // (attn_bwd turns it on with DASH_STRIDED_SHIFT=1); it changes those schedules' bits.
+  DASH_HD static ScheduleModel make(const TileProblem& prob, Schedule s, bool strided_starts = false) {
     ScheduleModel sm;
     sm.p = prob;
     sm.n = prob.n_tiles();
@@ -134,6 +138,15 @@ struct ScheduleModel {
       sm.group_width = 1;
     }
     sm.rect_begin = s == Schedule::kSymmetricShift ? prob.q_tile_begin(sm.tasks_per_head - 1) : 0;
+    // Strided starts (see shift_stride / rect_stride), computed once here: the kernels read it.
+    if (!strided_starts) {
+      sm.start_stride = 1;
+    } else if (s == Schedule::kShift) {
+      sm.start_stride = sm.m >= 2 * sm.n ? sm.m / sm.n : 1;
+    } else if (s == Schedule::kSymmetricShift) {
+      const int r = sm.m - sm.rect_begin;
+      sm.start_stride = r >= 2 * sm.tasks_per_head ? r / sm.tasks_per_head : 1;
+    }
     return sm;
   }
 
@@ -176,14 +189,11 @@ struct ScheduleModel {
   // are `stride` apart, so consecutive contributions to a dQ tile arrive `stride` steps apart:
   // every link of the chain gets `stride` steps of slack instead of one. With m < 2n (the sm80
   // kernel's square tiles) it is the paper's j mod m. Still a pure function of the shape.
-  DASH_HD int shift_stride() const { return m >= 2 * n ? m / n : 1; }
+  DASH_HD int shift_stride() const { return start_stride; }
   DASH_HD int shift_start(int j) const { return (shift_stride() * j) % m; }
   // symmetric shift: the long sides' starts in their shared rectangle of r = m - rect_begin Q
   // tiles are stride apart by the same rule (r >= 2 * tasks_per_head: stride r / tasks_per_head).
-  DASH_HD int rect_stride() const {
-    const int r = m - rect_begin;
-    return r >= 2 * tasks_per_head ? r / tasks_per_head : 1;
-  }
+  DASH_HD int rect_stride() const { return start_stride; }
 
   // Q tile visited at step t by side `side` of slot `slot`.
   DASH_HD int visit(int slot, int side, int t) const {

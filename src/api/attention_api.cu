@@ -307,7 +307,11 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   Schedule sched =
       a.schedule == Schedule::kAuto ? resolve_auto_schedule_tiles(s, capacity, block_n) : a.schedule;
   const TileProblem tp = tile_problem(s, block_n);
-  ScheduleModel model = ScheduleModel::make(tp, sched);
+  // DASH_STRIDED_SHIFT=1: the strided starts of shift / symmetric shift (schedule.h), an
+  // experiment not yet measured on a GPU; other bits (a pure function of shape and schedule).
+  const char* strided_env = std::getenv("DASH_STRIDED_SHIFT");
+  const bool strided = strided_env != nullptr && std::strcmp(strided_env, "1") == 0;
+  ScheduleModel model = ScheduleModel::make(tp, sched, strided);
   int grid = a.num_ctas > 0 ? a.num_ctas : capacity;
   if (grid > capacity)
     return make_status(StatusCode::kInvalidArgument,

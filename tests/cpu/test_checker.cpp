@@ -73,13 +73,15 @@ TEST(Checker, EveryScheduleOverTheShapeGrid) {
   int checked = 0;
   for (const Shape& s : grid())
     for (bool causal : {false, true})
-      for (Schedule sched : kAll) {
-        const ScheduleModel sm = ScheduleModel::make(problem(s, causal), sched);
-        const CheckResult r = check_schedule(sm);
-        EXPECT_TRUE(r.ok) << schedule_name(sched) << " " << label(s, causal) << ": " << r.error;
-        ++checked;
-      }
-  EXPECT_EQ(checked, static_cast<int>(grid().size()) * 2 * 6);
+      for (Schedule sched : kAll)
+        for (bool strided : {false, true}) {
+          const ScheduleModel sm = ScheduleModel::make(problem(s, causal), sched, strided);
+          const CheckResult r = check_schedule(sm);
+          EXPECT_TRUE(r.ok) << schedule_name(sched) << (strided ? " (strided starts) " : " ") << label(s, causal)
+                            << ": " << r.error;
+          ++checked;
+        }
+  EXPECT_EQ(checked, static_cast<int>(grid().size()) * 2 * 6 * 2);
 }
 
 // shift with m = 2n (64-row Q tiles, 128-key KV tiles, full mask): KV tile j starts at Q tile 2j,
@@ -87,7 +89,7 @@ TEST(Checker, EveryScheduleOverTheShapeGrid) {
 // chain link), and every (Q tile, step) pair is visited at most once.
 TEST(Checker, ShiftStartsAreStridedWhenQTilesOutnumberKvTiles) {
   TileProblem p = problem({1, 1, 1, 1024, 1024, 64, 128}, false);
-  const ScheduleModel sm = ScheduleModel::make(p, Schedule::kShift);
+  const ScheduleModel sm = ScheduleModel::make(p, Schedule::kShift, /*strided_starts=*/true);
   ASSERT_EQ(sm.m, 16);
   ASSERT_EQ(sm.n, 8);
   EXPECT_EQ(sm.shift_stride(), 2);
@@ -104,7 +106,8 @@ TEST(Checker, ShiftStartsAreStridedWhenQTilesOutnumberKvTiles) {
     }
   }
   // Square tiles keep the paper's shift (start j mod m).
-  const ScheduleModel sq = ScheduleModel::make(problem({1, 1, 1, 1024, 1024, 64, 64}, false), Schedule::kShift);
+  const ScheduleModel sq =
+      ScheduleModel::make(problem({1, 1, 1, 1024, 1024, 64, 64}, false), Schedule::kShift, /*strided_starts=*/true);
   EXPECT_EQ(sq.shift_stride(), 1);
   for (int j = 0; j < sq.n; ++j) EXPECT_EQ(sq.visit(j, 0, 0), j);
 }
@@ -113,7 +116,8 @@ TEST(Checker, ShiftStartsAreStridedWhenQTilesOutnumberKvTiles) {
 // rectangle are two Q tiles apart, so their contributions to a rectangle dQ tile arrive two steps
 // apart. Square tiles keep stride 1.
 TEST(Checker, SymmetricShiftRectangleStartsAreStrided) {
-  const ScheduleModel sm = ScheduleModel::make(problem({1, 1, 1, 2048, 2048, 64, 128}, true), Schedule::kSymmetricShift);
+  const ScheduleModel sm =
+      ScheduleModel::make(problem({1, 1, 1, 2048, 2048, 64, 128}, true), Schedule::kSymmetricShift, true);
   ASSERT_EQ(sm.m, 32);
   ASSERT_EQ(sm.n, 16);
   ASSERT_EQ(sm.tasks_per_head, 8);
@@ -125,8 +129,11 @@ TEST(Checker, SymmetricShiftRectangleStartsAreStrided) {
     for (size_t k = 1; k < steps.size(); ++k) EXPECT_GE(steps[k] - steps[k - 1], 2) << "q tile " << i;
   }
   const ScheduleModel sq =
-      ScheduleModel::make(problem({1, 1, 1, 2048, 2048, 64, 64}, true), Schedule::kSymmetricShift);
+      ScheduleModel::make(problem({1, 1, 1, 2048, 2048, 64, 64}, true), Schedule::kSymmetricShift, true);
   EXPECT_EQ(sq.rect_stride(), 1);
+  // Off by default: the paper's starts.
+  EXPECT_EQ(ScheduleModel::make(problem({1, 1, 1, 2048, 2048, 64, 128}, true), Schedule::kSymmetricShift).rect_stride(),
+            1);
 }
 
 TEST(Checker, MoreTilesThanTheLargestGroup) {
