@@ -63,7 +63,7 @@ if has sm90draft; then
       > "$LOG/sm90draft-sass.txt" 2>&1 || { echo "check_sass failed: $LOG/sm90draft-sass.txt"; status=1; }
     tail -1 "$LOG/sm90draft-sass.txt"
   fi
-  for part in "prim:Sm90PrimitivesDraft.*" "fwd:Shapes/FwdSm90Draft.*" "bwd-fp16-d128:*BwdSm90Draft*/fp16_d128_*" \
+  for part in "strided:BwdSm90StridedStarts.*" "prim:Sm90PrimitivesDraft.*" "fwd:Shapes/FwdSm90Draft.*" "bwd-fp16-d128:*BwdSm90Draft*/fp16_d128_*" \
               "bwd-bf16-d64:*BwdSm90Draft*/bf16_d64_*" "bwd-fp16-d64:*BwdSm90Draft*/fp16_d64_*"; do
     name=${part%%:*}; filt=${part#*:}
     step "Hopper draft $name tests ( ${SM90_DRAFT_TIMEOUT:-150} s timeout)"

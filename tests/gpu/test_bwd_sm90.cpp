@@ -389,3 +389,49 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90DraftDeterminism,
 
 }  // namespace
 }  // namespace dash::test
+
+namespace dash::test {
+namespace {
+
+// DASH_STRIDED_SHIFT=1 (schedule.h strided starts, not yet measured): shift and symmetric shift
+// on the sm90 kernel's tiles, accuracy on the shapes of BwdSm90Accuracy and bitwise determinism
+// over reruns, grids and dispatch modes. Draft-gated (DASH_TEST_SM90_DRAFT=1).
+TEST(BwdSm90StridedStarts, AccurateAndBitwiseReproducible) {
+  REQUIRE_SM90_DRAFT();
+  ScopedEnv strided("DASH_STRIDED_SHIFT", "1");
+  int idx = 0;
+  for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift})
+    for (bool causal : {false, true})
+      for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 1000, 1000, 8, 2}, std::tuple{1, 2048, 2048, 4, 1}}) {
+        ProblemSpec s;
+        s.dtype = DType::kBF16; s.head_dim = 128; s.causal = causal;
+        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
+        s.seed = 7100 + idx++;
+        const Sm90Case c{s, sc};
+        Problem pr(s);
+        const Refs& r = references(s);
+        ASSERT_TRUE(tested_forward(pr).ok());
+        CUDA_OK(cudaDeviceSynchronize());
+        AttnBwdParams p = pr.bwd_params(sc);
+        p.allow_fallback = false;
+        BwdLaunchInfo info;
+        Status st = run_sm90_bwd(pr, p, &info);
+        ASSERT_TRUE(st.ok()) << st.message;
+        ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
+        check_grads(pr, c, r, info);
+        const uint64_t h0 = pr.grad_hash();
+        for (int grid : {0, 64, 31})
+          for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
+            p.num_ctas = grid;
+            p.dispatch = d;
+            st = run_sm90_bwd(pr, p, &info);
+            if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // group > grid
+            ASSERT_TRUE(st.ok()) << st.message;
+            EXPECT_EQ(pr.grad_hash(), h0) << s.str() << " " << schedule_name(sc) << " grid " << grid << " "
+                                          << dispatch_name(d);
+          }
+      }
+}
+
+}  // namespace
+}  // namespace dash::test
