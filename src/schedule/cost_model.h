@@ -68,6 +68,11 @@ struct CostModel {
   //     task when its last compute ends, its writer drains the old reduces meanwhile.
   bool async_reduce = false;
   int stage_buffers = 2;
+  // Experiments only (async model): each compute takes c * (1 + jitter * z), z a seeded
+  // pseudo-random standard normal per (SM, step), clamped to [0.25 c, 4 c]. 0 = deterministic
+  // costs (every planner decision uses 0). Models the step-to-step variation of a real GPU.
+  double jitter = 0.0;
+  unsigned long long jitter_seed = 1;
 
   // Default model for the kernel's tiles: head_dim and the tile sizes in rows/keys, with the
   // rates of CostParams::for_tiles(block_m, block_n), or the given ones.

@@ -1,6 +1,7 @@
 #include "schedule/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <queue>
 #include <sstream>
@@ -165,6 +166,24 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispat
 
 namespace {
 
+// 1 + jitter * z for the `n`-th compute of SM `s`, z ~ N(0, 1) from a counter-based generator
+// (splitmix64 of (seed, s, n), Box-Muller), clamped to [0.25, 4].
+double jitter_factor(const CostModel& cost, int s, long long n) {
+  auto mix = [](unsigned long long x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  };
+  const unsigned long long a = mix(cost.jitter_seed ^ mix(static_cast<unsigned long long>(s) * 0x100000001ull ^
+                                                          mix(static_cast<unsigned long long>(n))));
+  const unsigned long long b = mix(a);
+  const double u1 = (static_cast<double>(a >> 11) + 0.5) / 9007199254740992.0;
+  const double u2 = static_cast<double>(b >> 11) / 9007199254740992.0;
+  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  return std::min(4.0, std::max(0.25, 1.0 + cost.jitter * z));
+}
+
 // The dQ writer-warp model (CostModel::async_reduce). Every CTA has two sides: the MMA warps,
 // driven by the `ready` queue in time order (so dynamic dispatch sees the same order as on the
 // GPU), and the writer, which reduces the handed-off partials strictly in hand-off order as
@@ -234,8 +253,9 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
     const StepRef& st = step_of(cta.task, cta.step);
     res.sm_stall[s] += start - free_at;
     res.stall_by_kv_tile[st.j] += start - free_at;
-    res.sm_busy[s] += cost.c;
-    cta.mma_end = start + cost.c;
+    const double c = cost.jitter > 0.0 ? cost.c * jitter_factor(cost, s, cta.handed) : cost.c;
+    res.sm_busy[s] += c;
+    cta.mma_end = start + c;
     cta.queue.push_back(Item{cta.task, cta.step, start, cta.mma_end});
     ++cta.handed;
     ++cta.step;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "schedule/dag.h"
 #include "schedule/planner.h"
@@ -253,6 +254,68 @@ TEST(CostModel, DefaultsAreSensible) {
   CostParams slow;
   slow.reduce_latency_us = 3.0;
   EXPECT_NEAR(CostModel::for_shape(128, 64, 64, slow).r - m.r, 2.0, 1e-9);
+}
+
+
+// ---- step-time jitter (experiments) --------------------------------------------------------
+
+TileProblem sm90_full(int seqlen, bool causal = false) {
+  TileProblem p;
+  p.batch = 16384 / seqlen;
+  p.heads_q = p.heads_kv = 16;
+  p.seqlen_q = p.seqlen_k = seqlen;
+  p.block_m = 64;
+  p.block_n = 128;
+  p.causal = causal;
+  return p;
+}
+
+TEST(Simulator, JitterIsSeededAndOffByDefault) {
+  const ScheduleModel sm = ScheduleModel::make(sm90_full(2048), Schedule::kShift);
+  CostModel cost = CostModel::for_shape(128, 64, 128);
+  cost.async_reduce = true;
+  const double base = simulate(sm, cost, 132, Dispatch::kDynamic).makespan;
+  cost.jitter = 0.1;
+  const double a = simulate(sm, cost, 132, Dispatch::kDynamic).makespan;
+  const double b = simulate(sm, cost, 132, Dispatch::kDynamic).makespan;
+  EXPECT_EQ(a, b);  // same seed, same result
+  EXPECT_NE(a, base);
+  cost.jitter_seed = 2;
+  EXPECT_NE(simulate(sm, cost, 132, Dispatch::kDynamic).makespan, a);
+}
+
+// Hypothesis for shift's collapse at long sequences on the sm90 kernel (docs/perf.md): the shift
+// chain couples every CTA of a group (each link has one step of slack), so per-step time
+// variation accumulates along the chains, more so with more steps per task. Prints, per seqlen
+// and jitter, each schedule's simulated time over atomic's (mean over 3 seeds), with the sm90
+// cost rates and the kernel's 2 stage buffers. Run: dash_cpu_tests
+// --gtest_also_run_disabled_tests --gtest_filter='*JitterExperiment*'
+TEST(Simulator, DISABLED_JitterExperimentSm90) {
+  for (bool causal : {false, true})
+    for (int seqlen : {2048, 4096, 8192, 16384}) {
+      const TileProblem p = sm90_full(seqlen, causal);
+      for (double jitter : {0.0, 0.05, 0.1, 0.2}) {
+        std::printf("%s %5d jitter %.2f:", causal ? "causal" : "full  ", seqlen, jitter);
+        struct Row { const char* name; Schedule s; bool strided; };
+        const Row rows[] = {{"descending", Schedule::kDescending, false},
+                            {"shift", causal ? Schedule::kSymmetricShift : Schedule::kShift, false},
+                            {"shift-strided", causal ? Schedule::kSymmetricShift : Schedule::kShift, true}};
+        double atomic = 0;
+        std::vector<double> t(3, 0.0);
+        for (unsigned long long seed = 1; seed <= 3; ++seed) {
+          CostModel cost = CostModel::for_shape(128, 64, 128);
+          cost.async_reduce = true;
+          cost.stage_buffers = 2;
+          cost.jitter = jitter;
+          cost.jitter_seed = seed;
+          atomic += simulate(ScheduleModel::make(p, Schedule::kAtomic), cost, 132, Dispatch::kDynamic).makespan;
+          for (int k = 0; k < 3; ++k)
+            t[k] += simulate(ScheduleModel::make(p, rows[k].s, rows[k].strided), cost, 132, Dispatch::kDynamic).makespan;
+        }
+        for (int k = 0; k < 3; ++k) std::printf("  %s %.3f", rows[k].name, atomic / t[k]);
+        std::printf("  (of atomic)\n");
+      }
+    }
 }
 
 }  // namespace
