@@ -6,7 +6,7 @@
 // The launch info must report block_n = 128 (the sm90 tiles): proof that the sm90 kernel ran and
 // not the sm80 fallback. On a device that is not compute capability 9.0 the path declines and
 // the tests skip. Forward: the default forward.
-// Drafts (BwdSm90Draft*: fp16 at head_dim 64/128, bf16 at head_dim 64; DASH_SM90_DRAFT=1, not yet
+// Drafts (instantiations BwdSm90Draft/...: fp16 at head_dim 64/128, bf16 at head_dim 64; DASH_SM90_DRAFT=1, not yet
 // run on a GPU): the same accuracy criterion and determinism checks, run only with
 // DASH_TEST_SM90_DRAFT=1 (gpu-check.sh stage sm90draft). Without DASH_SM90_DRAFT those cases run
 // on the sm80 kernel (BwdSm90Fallback).
@@ -48,19 +48,18 @@ Status run_sm90_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info, cu
 struct Sm90Case {
   ProblemSpec spec;
   Schedule schedule;
+  bool draft = false;  // a DASH_SM90_DRAFT=1 case (fp16, head_dim 64): see the drafts section
 };
 
+// The draft cases carry the dtype in their names (bf16_d64_..., fp16_d128_...).
 std::string case_name(const testing::TestParamInfo<Sm90Case>& info) {
   const ProblemSpec& s = info.param.spec;
   char buf[200];
-  std::snprintf(buf, sizeof(buf), "d%d_%s_b%d_sq%d_sk%d_h%d_%d_%s", s.head_dim, s.causal ? "causal" : "full", s.batch,
-                s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv, schedule_name(info.param.schedule));
+  std::snprintf(buf, sizeof(buf), "%sd%d_%s_b%d_sq%d_sk%d_h%d_%d_%s",
+                !info.param.draft ? "" : s.dtype == DType::kBF16 ? "bf16_" : "fp16_", s.head_dim,
+                s.causal ? "causal" : "full", s.batch, s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv,
+                schedule_name(info.param.schedule));
   return buf;
-}
-
-// The draft cases carry the dtype in their names (bf16_d64_..., fp16_d128_...).
-std::string draft_case_name(const testing::TestParamInfo<Sm90Case>& info) {
-  return std::string(info.param.spec.dtype == DType::kBF16 ? "bf16_" : "fp16_") + case_name(info);
 }
 
 struct Refs {
@@ -101,25 +100,60 @@ void check_grads(Problem& pr, const Sm90Case& c, const Refs& r, const BwdLaunchI
   check("dV", dv_gpu, r.dv_lp, r.dv_ref);
 }
 
+// ---- drafts: fp16 (head_dim 64, 128) and bf16 head_dim 64 (DASH_SM90_DRAFT=1) -----------------
+// Run only with DASH_TEST_SM90_DRAFT=1 (instantiations prefixed BwdSm90Draft). Each launch sets
+// DASH_SM90_DRAFT=1 itself (and DASH_BWD_SM90=1), and asserts through BwdLaunchInfo that the
+// sm90 kernel ran.
+Status run_sm90_draft_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info) {
+  ScopedEnv draft("DASH_SM90_DRAFT", "1");
+  return run_sm90_bwd(pr, p, info);
+}
+
+Status run_case_bwd(bool draft, Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info) {
+  return draft ? run_sm90_draft_bwd(pr, p, info) : run_sm90_bwd(pr, p, info);
+}
+
+// The forward these tests differentiate through is the tested one (the fp16 sm90 forward is a
+// draft too, under FwdSm90Draft): a backward failure here is the backward's.
+Status tested_forward(Problem& pr) {
+  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
+  return pr.forward();
+}
+
+#define REQUIRE_SM90_DRAFT() \
+  do {                       \
+    REQUIRE_SM90_DRAFT_TESTS(); \
+    REQUIRE_SM90();          \
+  } while (0)
+
+#define REQUIRE_CASE(draft)    \
+  do {                         \
+    if (draft) {               \
+      REQUIRE_SM90_DRAFT();    \
+    } else {                   \
+      REQUIRE_SM90();          \
+    }                          \
+  } while (0)
+
 class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 
 TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
-  REQUIRE_SM90();
   const Sm90Case& c = GetParam();
+  REQUIRE_CASE(c.draft);
   Problem pr(c.spec);
 
   // The float64 reference and the low-precision emulation depend only on the shape and seed
   // (shared by the schedules), so they are computed once per shape.
   const Refs& r = references(c.spec);
-  Status st = pr.forward();
+  Status st = tested_forward(pr);
   ASSERT_TRUE(st.ok()) << st.message;
   CUDA_OK(cudaDeviceSynchronize());
 
   BwdLaunchInfo info;
-  st = run_sm90_bwd(pr, pr.bwd_params(c.schedule), &info);
+  st = run_case_bwd(c.draft, pr, pr.bwd_params(c.schedule), &info);
   ASSERT_TRUE(st.ok()) << st.message;
   CUDA_OK(cudaGetLastError());
-  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_BWD_SM90=1 did not select the sm90 kernel";
+  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
   ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM);
   check_grads(pr, c, r, info);
 }
@@ -150,45 +184,57 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BwdSm90Accuracy, testing::ValuesIn(accuracy_cas
 struct DetCase {
   Schedule schedule;
   bool causal;
+  DType dtype = DType::kBF16;
+  int head_dim = 128;
+  bool draft = false;
 };
 
 class BwdSm90Determinism : public testing::TestWithParam<DetCase> {
  protected:
-  static ProblemSpec spec(bool causal) {
+  static ProblemSpec spec(const DetCase& c) {
     ProblemSpec s;
     // 8 KV heads x 16 KV tiles: 128 tasks (64 symmetric pairs), so grids 64 and 31 take several
     // tasks per CTA and the dynamic counter's order differs from the static one.
-    s.batch = 4; s.seqlen_q = 2048; s.seqlen_k = 2048; s.heads_q = 8; s.heads_kv = 2; s.head_dim = 128;
-    s.causal = causal; s.seed = 91;
+    s.batch = 4; s.seqlen_q = 2048; s.seqlen_k = 2048; s.heads_q = 8; s.heads_kv = 2;
+    s.head_dim = c.head_dim; s.dtype = c.dtype; s.causal = c.causal; s.seed = c.draft ? 93 : 91;
     return s;
   }
 };
 
 TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
-  REQUIRE_SM90();
-  Problem pr(spec(GetParam().causal));
-  ASSERT_TRUE(pr.forward().ok());
-  const AttnBwdParams p = pr.bwd_params(GetParam().schedule);
+  const DetCase& c = GetParam();
+  REQUIRE_CASE(c.draft);
+  Problem pr(spec(c));
+  ASSERT_TRUE(tested_forward(pr).ok());
+  const AttnBwdParams p = pr.bwd_params(c.schedule);
   BwdLaunchInfo info;
-  Status st = run_sm90_bwd(pr, p, &info);
+  Status st = run_case_bwd(c.draft, pr, p, &info);
   ASSERT_TRUE(st.ok()) << st.message;
-  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_BWD_SM90=1 did not select the sm90 kernel";
+  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
   const uint64_t h0 = pr.grad_hash();
   for (int r = 1; r < 20; ++r) {
-    st = run_sm90_bwd(pr, p, &info);
+    st = run_case_bwd(c.draft, pr, p, &info);
     ASSERT_TRUE(st.ok()) << st.message;
     ASSERT_EQ(pr.grad_hash(), h0) << "rerun " << r;
+  }
+  if (c.draft) {  // With the switch on, the public tile query reports the tiles of the kernel that ran.
+    ScopedEnv draft("DASH_SM90_DRAFT", "1");
+    int bm = 0, bn = 0;
+    bwd_tile_sizes(pr.shape, &bm, &bn);
+    EXPECT_EQ(bm, kernels::kBwdSm90BlockM);
+    EXPECT_EQ(bn, kernels::kBwdSm90BlockN);
   }
 }
 
 TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
-  REQUIRE_SM90();
-  Problem pr(spec(GetParam().causal));
-  ASSERT_TRUE(pr.forward().ok());
-  AttnBwdParams p = pr.bwd_params(GetParam().schedule);
+  const DetCase& c = GetParam();
+  REQUIRE_CASE(c.draft);
+  Problem pr(spec(c));
+  ASSERT_TRUE(tested_forward(pr).ok());
+  AttnBwdParams p = pr.bwd_params(c.schedule);
   p.allow_fallback = false;
   BwdLaunchInfo info;
-  Status st = run_sm90_bwd(pr, p, &info);
+  Status st = run_case_bwd(c.draft, pr, p, &info);
   ASSERT_TRUE(st.ok()) << st.message;
   ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
   const uint64_t h0 = pr.grad_hash();
@@ -198,7 +244,7 @@ TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
       p.num_ctas = grid;
       p.dispatch = d;
       // Every grid here is at least the schedule's co-resident group (16 KV tiles of 128 keys).
-      st = run_sm90_bwd(pr, p, &info);
+      st = run_case_bwd(c.draft, pr, p, &info);
       ASSERT_TRUE(st.ok()) << "grid " << grid << ": " << st.message;
       ASSERT_EQ(info.num_ctas, std::min(grid, info.num_tasks));
       ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
@@ -210,8 +256,13 @@ TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
   EXPECT_EQ(tested, 6);
 }
 
+// Draft cases carry dtype and head dim in their names (fp16_d128_descending_causal).
 std::string det_name(const testing::TestParamInfo<DetCase>& info) {
-  return std::string(schedule_name(info.param.schedule)) + (info.param.causal ? "_causal" : "_full");
+  const DetCase& c = info.param;
+  const std::string prefix = !c.draft ? std::string()
+                                      : std::string(c.dtype == DType::kBF16 ? "bf16" : "fp16") + "_d" +
+                                            std::to_string(c.head_dim) + "_";
+  return prefix + schedule_name(c.schedule) + (c.causal ? "_causal" : "_full");
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
@@ -240,47 +291,6 @@ TEST(BwdSm90Fallback, UnsupportedCasesRunTheSm80Kernel) {
   }
 }
 
-// ---- drafts: fp16 (head_dim 64, 128) and bf16 head_dim 64 (DASH_SM90_DRAFT=1) -----------------
-// Run only with DASH_TEST_SM90_DRAFT=1. Each launch sets DASH_SM90_DRAFT=1 itself (and
-// DASH_BWD_SM90=1), and asserts through BwdLaunchInfo that the sm90 kernel ran.
-Status run_sm90_draft_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info) {
-  ScopedEnv draft("DASH_SM90_DRAFT", "1");
-  return run_sm90_bwd(pr, p, info);
-}
-
-// The forward these tests differentiate through is the tested one (the fp16 sm90 forward is a
-// draft too, under FwdSm90Draft): a backward failure here is the backward's.
-Status tested_forward(Problem& pr) {
-  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
-  return pr.forward();
-}
-
-#define REQUIRE_SM90_DRAFT() \
-  do {                       \
-    REQUIRE_SM90_DRAFT_TESTS(); \
-    REQUIRE_SM90();          \
-  } while (0)
-
-class BwdSm90DraftAccuracy : public testing::TestWithParam<Sm90Case> {};
-
-TEST_P(BwdSm90DraftAccuracy, MatchesFloat64Reference) {
-  REQUIRE_SM90_DRAFT();
-  const Sm90Case& c = GetParam();
-  Problem pr(c.spec);
-  const Refs& r = references(c.spec);
-  Status st = tested_forward(pr);
-  ASSERT_TRUE(st.ok()) << st.message;
-  CUDA_OK(cudaDeviceSynchronize());
-
-  BwdLaunchInfo info;
-  st = run_sm90_draft_bwd(pr, pr.bwd_params(c.schedule), &info);
-  ASSERT_TRUE(st.ok()) << st.message;
-  CUDA_OK(cudaGetLastError());
-  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_SM90_DRAFT=1 did not select the sm90 kernel";
-  ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM);
-  check_grads(pr, c, r, info);
-}
-
 std::vector<Sm90Case> draft_accuracy_cases() {
   std::vector<Sm90Case> v;
   int idx = 0;
@@ -295,97 +305,21 @@ std::vector<Sm90Case> draft_accuracy_cases() {
         s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
         s.seed = 7500 + idx++;  // per shape: the references are shared by the schedules
         for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAtomic})
-          v.push_back({s, sc});
+          v.push_back({s, sc, /*draft=*/true});
       }
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, BwdSm90DraftAccuracy, testing::ValuesIn(draft_accuracy_cases()), draft_case_name);
+INSTANTIATE_TEST_SUITE_P(BwdSm90Draft, BwdSm90Accuracy, testing::ValuesIn(draft_accuracy_cases()), case_name);
 
-struct DraftDetCase {
-  DType dtype;
-  int head_dim;
-  Schedule schedule;
-  bool causal;
-};
-
-class BwdSm90DraftDeterminism : public testing::TestWithParam<DraftDetCase> {
- protected:
-  static ProblemSpec spec(const DraftDetCase& c) {
-    ProblemSpec s;
-    // As BwdSm90Determinism: 8 KV heads x 16 KV tiles = 128 tasks.
-    s.batch = 4; s.seqlen_q = 2048; s.seqlen_k = 2048; s.heads_q = 8; s.heads_kv = 2;
-    s.head_dim = c.head_dim; s.dtype = c.dtype; s.causal = c.causal; s.seed = 93;
-    return s;
-  }
-};
-
-TEST_P(BwdSm90DraftDeterminism, TwentyRerunsAreBitwiseIdentical) {
-  REQUIRE_SM90_DRAFT();
-  Problem pr(spec(GetParam()));
-  ASSERT_TRUE(tested_forward(pr).ok());
-  const AttnBwdParams p = pr.bwd_params(GetParam().schedule);
-  BwdLaunchInfo info;
-  Status st = run_sm90_draft_bwd(pr, p, &info);
-  ASSERT_TRUE(st.ok()) << st.message;
-  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "DASH_SM90_DRAFT=1 did not select the sm90 kernel";
-  const uint64_t h0 = pr.grad_hash();
-  for (int r = 1; r < 20; ++r) {
-    st = run_sm90_draft_bwd(pr, p, &info);
-    ASSERT_TRUE(st.ok()) << st.message;
-    ASSERT_EQ(pr.grad_hash(), h0) << "rerun " << r;
-  }
-  {  // With the switch on, the public tile query reports the tiles of the kernel that ran.
-    ScopedEnv draft("DASH_SM90_DRAFT", "1");
-    int bm = 0, bn = 0;
-    bwd_tile_sizes(pr.shape, &bm, &bn);
-    EXPECT_EQ(bm, kernels::kBwdSm90BlockM);
-    EXPECT_EQ(bn, kernels::kBwdSm90BlockN);
-  }
-}
-
-TEST_P(BwdSm90DraftDeterminism, IndependentOfGridSizeAndDispatch) {
-  REQUIRE_SM90_DRAFT();
-  Problem pr(spec(GetParam()));
-  ASSERT_TRUE(tested_forward(pr).ok());
-  AttnBwdParams p = pr.bwd_params(GetParam().schedule);
-  p.allow_fallback = false;
-  BwdLaunchInfo info;
-  Status st = run_sm90_draft_bwd(pr, p, &info);
-  ASSERT_TRUE(st.ok()) << st.message;
-  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
-  const uint64_t h0 = pr.grad_hash();
-  int tested = 0;
-  for (int grid : {132, 64, 31}) {
-    for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
-      p.num_ctas = grid;
-      p.dispatch = d;
-      st = run_sm90_draft_bwd(pr, p, &info);
-      ASSERT_TRUE(st.ok()) << "grid " << grid << ": " << st.message;
-      ASSERT_EQ(info.num_ctas, std::min(grid, info.num_tasks));
-      ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
-      CUDA_OK(cudaDeviceSynchronize());
-      EXPECT_EQ(pr.grad_hash(), h0) << "grid " << grid << " dispatch " << dispatch_name(d);
-      ++tested;
-    }
-  }
-  EXPECT_EQ(tested, 6);
-}
-
-std::string draft_det_name(const testing::TestParamInfo<DraftDetCase>& info) {
-  const DraftDetCase& c = info.param;
-  return std::string(c.dtype == DType::kBF16 ? "bf16" : "fp16") + "_d" + std::to_string(c.head_dim) + "_" +
-         schedule_name(c.schedule) + (c.causal ? "_causal" : "_full");
-}
-
-INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90DraftDeterminism,
-                         testing::Values(DraftDetCase{DType::kBF16, 64, Schedule::kDescending, true},
-                                         DraftDetCase{DType::kBF16, 64, Schedule::kSymmetricShift, true},
-                                         DraftDetCase{DType::kBF16, 64, Schedule::kSymmetricShift, false},
-                                         DraftDetCase{DType::kFP16, 128, Schedule::kDescending, true},
-                                         DraftDetCase{DType::kFP16, 128, Schedule::kSymmetricShift, false},
-                                         DraftDetCase{DType::kFP16, 64, Schedule::kSymmetricShift, true}),
-                         draft_det_name);
+INSTANTIATE_TEST_SUITE_P(BwdSm90Draft, BwdSm90Determinism,
+                         testing::Values(DetCase{Schedule::kDescending, true, DType::kBF16, 64, true},
+                                         DetCase{Schedule::kSymmetricShift, true, DType::kBF16, 64, true},
+                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 64, true},
+                                         DetCase{Schedule::kDescending, true, DType::kFP16, 128, true},
+                                         DetCase{Schedule::kSymmetricShift, false, DType::kFP16, 128, true},
+                                         DetCase{Schedule::kSymmetricShift, true, DType::kFP16, 64, true}),
+                         det_name);
 
 }  // namespace
 }  // namespace dash::test
