@@ -172,6 +172,19 @@ std::mutex g_info_mu;
 bool g_has_info = false;
 dash::BwdLaunchInfo g_last_info;
 
+// The fields AttnFwdParams and AttnBwdParams share: q, k, v, o and their strides.
+template <typename Params>
+void set_qkvo(Params& p, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& o) {
+  p.q = q.data_ptr();
+  p.q_stride = strides_of(q);
+  p.k = k.data_ptr();
+  p.k_stride = strides_of(k);
+  p.v = v.data_ptr();
+  p.v_stride = strides_of(v);
+  p.o = o.data_ptr();
+  p.o_stride = strides_of(o);
+}
+
 // Returns (o, lse), or the error tuple.
 py::object fwd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal, double softmax_scale) {
   dash::AttnShape shape;
@@ -182,14 +195,7 @@ py::object fwd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bo
 
   dash::AttnFwdParams p;
   p.shape = shape;
-  p.q = q.data_ptr();
-  p.q_stride = strides_of(q);
-  p.k = k.data_ptr();
-  p.k_stride = strides_of(k);
-  p.v = v.data_ptr();
-  p.v_stride = strides_of(v);
-  p.o = o.data_ptr();
-  p.o_stride = strides_of(o);
+  set_qkvo(p, q, k, v, o);
   p.lse = lse.data_ptr<float>();
   const dash::Status st = dash::attn_fwd(p, at::cuda::getCurrentCUDAStream().stream());
   if (!st.ok()) {
@@ -242,14 +248,7 @@ py::object bwd(const at::Tensor& dout, const at::Tensor& q, const at::Tensor& k,
 
   dash::AttnBwdParams p;
   p.shape = shape;
-  p.q = q.data_ptr();
-  p.q_stride = strides_of(q);
-  p.k = k.data_ptr();
-  p.k_stride = strides_of(k);
-  p.v = v.data_ptr();
-  p.v_stride = strides_of(v);
-  p.o = o.data_ptr();
-  p.o_stride = strides_of(o);
+  set_qkvo(p, q, k, v, o);
   p.dout = dout.data_ptr();
   p.dout_stride = strides_of(dout);
   p.lse = lse.data_ptr<float>();
