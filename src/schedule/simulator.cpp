@@ -19,6 +19,24 @@ double SimResult::idle_share() const {
 
 namespace {
 
+// Per-SM accumulators and the event log's reservation, common to both reduce models; returns the
+// number of steps of the whole problem.
+double init_result(const ScheduleModel& sm, const Program& prog, int P, bool record_events, int record_sms,
+                   SimResult* res) {
+  res->sm_busy.assign(P, 0.0);
+  res->sm_stall.assign(P, 0.0);
+  res->stall_by_kv_tile.assign(sm.n, 0.0);
+  long long steps_per_head = 0;
+  for (int slot = 0; slot < sm.tasks_per_head; ++slot)
+    steps_per_head += static_cast<long long>(prog.slot_steps[slot].size());
+  const double total_steps = static_cast<double>(steps_per_head) * sm.p.num_heads();
+  if (record_events) {
+    const double share = record_sms > 0 && record_sms < P ? static_cast<double>(record_sms) / P : 1.0;
+    res->events.reserve(static_cast<size_t>(total_steps * share * 1.1));
+  }
+  return total_steps;
+}
+
 struct Waiter {
   int rank, sm;
 };
@@ -53,18 +71,8 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispat
     double end = 0.0;          // when it ran out of tasks
   };
   std::vector<Cta> ctas(P);
-  res.sm_busy.assign(P, 0.0);
-  res.sm_stall.assign(P, 0.0);
-  res.stall_by_kv_tile.assign(sm.n, 0.0);
+  const double total_steps = init_result(sm, prog, P, record_events, record_sms, &res);
   int next_task = 0, finished_tasks = 0;
-  long long steps_per_head = 0;
-  for (int slot = 0; slot < sm.tasks_per_head; ++slot)
-    steps_per_head += static_cast<long long>(prog.slot_steps[slot].size());
-  const double total_steps = static_cast<double>(steps_per_head) * sm.p.num_heads();
-  if (record_events) {
-    const double share = record_sms > 0 && record_sms < P ? static_cast<double>(record_sms) / P : 1.0;
-    res.events.reserve(static_cast<size_t>(total_steps * share * 1.1));
-  }
 
   using Item = std::pair<double, int>;  // (time, sm): smallest time first, ties by SM index
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
@@ -222,18 +230,8 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
   };
   std::vector<Cta> ctas(P);
   for (Cta& c : ctas) c.ring.assign(K, 0.0);
-  res.sm_busy.assign(P, 0.0);
-  res.sm_stall.assign(P, 0.0);
-  res.stall_by_kv_tile.assign(sm.n, 0.0);
+  const double total_steps = init_result(sm, prog, P, record_events, record_sms, &res);
   int next_task = 0, finished_tasks = 0;
-  long long steps_per_head = 0;
-  for (int slot = 0; slot < sm.tasks_per_head; ++slot)
-    steps_per_head += static_cast<long long>(prog.slot_steps[slot].size());
-  const double total_steps = static_cast<double>(steps_per_head) * sm.p.num_heads();
-  if (record_events) {
-    const double share = record_sms > 0 && record_sms < P ? static_cast<double>(record_sms) / P : 1.0;
-    res.events.reserve(static_cast<size_t>(total_steps * share * 1.1));
-  }
   using QItem = std::pair<double, int>;
   std::priority_queue<QItem, std::vector<QItem>, std::greater<QItem>> ready;
   for (int s = 0; s < P; ++s) ready.push({0.0, s});

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "sweep.h"
 #include "schedule/dag.h"
 #include "schedule/planner.h"
 #include "schedule/simulator.h"
@@ -302,14 +303,7 @@ const Sweep kSm80Sweep{std::begin(kMeasured), std::end(kMeasured), 64, 64};
 const Sweep kSm90Sweep{std::begin(kMeasuredSm90), std::end(kMeasuredSm90), 64, 128};
 
 TileProblem measured_problem(const Measured& m, const Sweep& sw) {
-  TileProblem p;
-  p.batch = 16384 / m.seqlen;
-  p.heads_q = p.heads_kv = 2048 / m.hdim;
-  p.seqlen_q = p.seqlen_k = m.seqlen;
-  p.block_m = sw.block_m;
-  p.block_n = sw.block_n;
-  p.causal = m.causal;
-  return p;
+  return sweep_problem(m.hdim, m.seqlen, m.causal, sw.block_m, sw.block_n);
 }
 
 // Deterministic schedules compared per shape (what recommend() chooses from): symmetric_shift

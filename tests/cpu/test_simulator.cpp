@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "sweep.h"
 #include "schedule/dag.h"
 #include "schedule/planner.h"
 #include "schedule/simulator.h"
@@ -259,16 +260,8 @@ TEST(CostModel, DefaultsAreSensible) {
 
 // ---- step-time jitter (experiments) --------------------------------------------------------
 
-TileProblem sm90_full(int seqlen, bool causal = false) {
-  TileProblem p;
-  p.batch = 16384 / seqlen;
-  p.heads_q = p.heads_kv = 16;
-  p.seqlen_q = p.seqlen_k = seqlen;
-  p.block_m = 64;
-  p.block_n = 128;
-  p.causal = causal;
-  return p;
-}
+// The sm90 kernel's tiles (64 x 128) on the standard sweep, hdim 128.
+TileProblem sm90_full(int seqlen, bool causal = false) { return sweep_problem(128, seqlen, causal, 64, 128); }
 
 TEST(Simulator, JitterIsSeededAndOffByDefault) {
   const ScheduleModel sm = ScheduleModel::make(sm90_full(2048), Schedule::kShift);
