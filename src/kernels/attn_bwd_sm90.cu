@@ -466,25 +466,32 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float* sDsum = reinterpret_cast<const float*>(smem + L::kDsumOff + st * L::kVecBytes);
         sm90::mbar_wait(&bars.qdo_full[st], (step_use >> 1) & 1);
 
-        // GEMM 1: S^T = K_w Q^T (SS, both K-major, D/16 k-steps); P^T in registers.
-        // NOTES: GEMM 2 (dP^T) is issued only after P^T is packed to T, so the two fp32
-        // accumulators are never live together (dK + dV already hold 128 registers).
-        const uint32_t base0 = opaque(smem_u32);
-        auto kmajor_chain = [&](float (&acc)[32], uint32_t a_rows, uint32_t b_rows) {
+        // GEMM 1 and 2, issued back to back as two commit groups: S^T = K_w Q^T and
+        // dP^T = V_w dO^T (SS, both K-major, D/16 k-steps each). P^T is computed from S^T while
+        // the tensor cores still run dP^T (wait_group 1: groups retire in order), dS^T after.
+        // Register peak: dK + dV (128) + both fp32 accumulators (64) + the P^T fragments (16).
+        auto kmajor_issue = [&](float (&acc)[32], uint32_t a_rows, uint32_t b_rows) {
           ptx::warpgroup_fence_operand(acc);
-          ptx::wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < D / 16; ++kk)
             ptx::wgmma_ss<64, 0, 0, T>(acc, sw128_desc<16, 1024>(a_rows + kstep(kk, sm90::subtile_bytes(kBN))),
                                        sw128_desc<16, 1024>(b_rows + kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
           ptx::wgmma_commit_group();
-          ptx::wgmma_wait_group<0>();
-          ptx::warpgroup_fence_operand(acc);
         };
         uint32_t pf[4][4], df[4][4];
         {
-          float sacc[32];
-          kmajor_chain(sacc, base0 + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base0 + L::kQOff + st * L::kQBytes);
+          float sacc[32], dpacc[32];
+          ptx::wgmma_fence();
+          {
+            const uint32_t base0 = opaque(smem_u32);
+            kmajor_issue(sacc, base0 + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base0 + L::kQOff + st * L::kQBytes);
+          }
+          {
+            const uint32_t base1 = opaque(smem_u32);
+            kmajor_issue(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::kdOOff + st * L::kQBytes);
+          }
+          ptx::wgmma_wait_group<1>();
+          ptx::warpgroup_fence_operand(sacc);
           const int q_row0 = i * kBM;
           const bool interior = q_row0 + kBM <= tp.seqlen_q && (j + 1) * kBN <= tp.seqlen_k &&
                                 (!kCausal || (j + 1) * kBN - 1 <= q_row0 + diag);
@@ -494,12 +501,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             compute_p<true, kCausal>(sacc, sLse, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
 #pragma unroll
           for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(sacc, k, pf[k]);
-        }
-        // GEMM 2: dP^T = V_w dO^T; dS^T in registers.
-        {
-          float dpacc[32];
-          const uint32_t base1 = opaque(smem_u32);
-          kmajor_chain(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::kdOOff + st * L::kQBytes);
+          ptx::wgmma_wait_group<0>();
+          ptx::warpgroup_fence_operand(dpacc);
           compute_ds<T>(dpacc, pf, sDsum, quad);
 #pragma unroll
           for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(dpacc, k, df[k]);
@@ -547,19 +550,28 @@ __global__ void __launch_bounds__(kThreads, 1)
 
         // Both warpgroups' dS^T are in smem (and fenced) before either reads the whole tile.
         ptx::named_bar_sync(kBarDs, kMmaThreads);
-        // dV/dK GEMMs done (they ran during the barrier): their A fragments are free before the
-        // dQ accumulator goes live (register peak; see docs/bwd-sm90.md).
-        ptx::wgmma_wait_group<0>();
-        ptx::warpgroup_fence_operand(dv);
-        ptx::warpgroup_fence_operand(dk);
+        // Waits for GEMMs 3 and 4 (their A fragments are then free) and fences every operand.
+        auto retire_all = [&]() {
+          ptx::wgmma_wait_group<0>();
+          ptx::warpgroup_fence_operand(dv);
+          ptx::warpgroup_fence_operand(dk);
 #pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          ptx::warpgroup_fence_operand(pf[k]);
-          ptx::warpgroup_fence_operand(df[k]);
-        }
+          for (int k = 0; k < 4; ++k) {
+            ptx::warpgroup_fence_operand(pf[k]);
+            ptx::warpgroup_fence_operand(df[k]);
+          }
+        };
+        // The tile's position in dQ tile i's accumulation chain (schedule.h), as in the sm80
+        // writer; warp-uniform, meaningful in the warp that writes the mailbox.
+        auto chain_rank = [&]() -> int {
+          if (!M.deterministic()) return 0;
+          return M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(i, j, lane_id(), 32)) : M.rank(i, j);
+        };
 
         if constexpr (D == 128) {
           // GEMM 5 (SS): dQ[:, 64wg..] = dS K: A = dS^T tile read MN-major (tnspA), B = K MN-major.
+          // Issued while GEMMs 3 and 4 may still run (one wait below retires all three): the
+          // register peak is dK + dV + the P^T/dS^T fragments + this accumulator (192).
           float dqacc[32];
           {
             const uint32_t base = opaque(smem_u32);
@@ -574,7 +586,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                                          kk > 0 ? 1 : 0);
             ptx::wgmma_commit_group();
           }
-          ptx::wgmma_wait_group<0>();
+          // NOTES: the rank loop (shift / symmetric shift: O(n / 32) key evaluations per lane,
+          // integer divisions) runs while the tensor cores work on GEMMs 3-5; computed after the
+          // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
+          // barrier late), a cost that grew with seqlen.
+          const int rank = warp == 0 ? chain_rank() : 0;
+          retire_all();
           ptx::warpgroup_fence_operand(dqacc);
           // Q, dO, LSE, D of this stage are consumed.
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
@@ -588,14 +605,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int k = 0; k < 8; ++k)
             *reinterpret_cast<float4*>(stage + ((wg * 8 + k) * 128 + t) * 4) =
                 make_float4(dqacc[4 * k], dqacc[4 * k + 1], dqacc[4 * k + 2], dqacc[4 * k + 3]);
-          if (warp == 0) {
-            // The tile's position in dQ tile i's accumulation chain (schedule.h), as in the sm80 writer.
-            int rank = 0;
-            if (M.deterministic()) {
-              rank = M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(i, j, lane_id(), 32)) : M.rank(i, j);
-            }
-            if (lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
-          }
+          if (warp == 0 && lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
           cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
         } else {
@@ -603,6 +613,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // own staging buffer dbuf; the other warpgroup skips GEMM 5 and only arrives on
           // dq_full[dbuf] (the count stays kMmaArrivals). The dQ warpgroup alternates, so each
           // takes every other step's dQ GEMM and the two stay balanced over two steps.
+          retire_all();
           // Q, dO, LSE, D of this stage are consumed (GEMM 5 reads only dS and K).
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
           const int dbuf = step_use & 1;
@@ -636,11 +647,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               *reinterpret_cast<float4*>(stage + (k * 128 + t) * 4) =
                   make_float4(dqacc[4 * k], dqacc[4 * k + 1], dqacc[4 * k + 2], dqacc[4 * k + 3]);
             if (warp == 4 * wg) {  // the first warp of the dQ warpgroup
-              int rank = 0;
-              if (M.deterministic()) {
-                rank = M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(i, j, lane_id(), 32))
-                                           : M.rank(i, j);
-              }
+              const int rank = chain_rank();
               if (lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
             }
             cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
