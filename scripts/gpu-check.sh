@@ -4,9 +4,11 @@
 # tool), else ./gpu-check-logs.
 #   STAGES="build test sanitize debug bench" (default), plus "sm90": only the Hopper kernels
 #   tests (also part of "test"), fwd and bwd each under SM90_TIMEOUT (150 s), and "sm90draft":
-#   only the tests of the DASH_SM90_DRAFT cases (fp16 fwd/bwd, head_dim 64 bwd; not part of
-#   "test", where they skip), run with DASH_SM90_DRAFT=1 DASH_TEST_SM90_DRAFT=1 in five processes
-#   (f16 primitives, fwd, and bwd per dtype/head_dim), each under SM90_DRAFT_TIMEOUT (150 s).
+#   only the tests of the DASH_SM90_DRAFT cases (fp16 fwd/bwd, head_dim 64 bwd) and of the sm90
+#   forward's ping-pong variant (DASH_FWD_PINGPONG=1), none run on a GPU yet (not part of "test",
+#   where they skip), run with DASH_SM90_DRAFT=1 DASH_TEST_SM90_DRAFT=1 in separate processes
+#   (strided, f16 primitives, fwd, fwd ping-pong, and bwd per dtype/head_dim), each under
+#   SM90_DRAFT_TIMEOUT (150 s).
 #   BUILD_DIR=build   BENCH_ARGS="..."
 #   GTEST_FILTER=... limits the GPU tests (passed to the test binary)
 set -uo pipefail
@@ -63,7 +65,8 @@ if has sm90draft; then
       > "$LOG/sm90draft-sass.txt" 2>&1 || { echo "check_sass failed: $LOG/sm90draft-sass.txt"; status=1; }
     tail -1 "$LOG/sm90draft-sass.txt"
   fi
-  for part in "strided:BwdSm90StridedStarts.*" "prim:Sm90PrimitivesDraft.*" "fwd:Shapes/FwdSm90Draft.*" "bwd-fp16-d128:*BwdSm90Draft*/fp16_d128_*" \
+  for part in "strided:BwdSm90StridedStarts.*" "prim:Sm90PrimitivesDraft.*" "fwd:Shapes/FwdSm90Draft.*" \
+              "fwd-pingpong:Shapes/FwdSm90PingPong.*" "bwd-fp16-d128:*BwdSm90Draft*/fp16_d128_*" \
               "bwd-bf16-d64:*BwdSm90Draft*/bf16_d64_*" "bwd-fp16-d64:*BwdSm90Draft*/fp16_d64_*"; do
     name=${part%%:*}; filt=${part#*:}
     step "Hopper draft $name tests ( ${SM90_DRAFT_TIMEOUT:-150} s timeout)"

@@ -5,7 +5,8 @@
 //
 // One CTA per (128-row Q tile, query head, batch); 384 threads = 3 warpgroups:
 //   WG0  producer: setmaxnreg 24; one thread issues every TMA load (Q once, then K/V tiles of
-//        128 keys into a 2-stage ring), the other producer warps leave after setmaxnreg.
+//        128 keys into a 2-stage ring, 3 in the ping-pong variant), the other producer warps
+//        leave after setmaxnreg.
 //   WG1, WG2  consumers: setmaxnreg 240; each owns 64 query rows of the tile.
 // Per key block (processed from the last visible block down to block 0):
 //   S = Q K^T   wgmma SS m64n128k16, both operands K-major (hdim as 64-wide sub-tiles)
@@ -21,6 +22,13 @@
 //   kv_empty[s]       count 8 (lane 0 of each consumer warp, after the P V GEMM of the stage)
 //                     producer's use u of stage s waits parity (u & 1) ^ 1 (first pass falls through)
 // Expected bytes are whole boxes: TMA counts the zero-filled rows past seqlen as delivered.
+//
+// Ping-pong variant (kPingPong, DASH_FWD_PINGPONG=1; NOT YET RUN ON A GPU, docs/fwd-sm90.md):
+// the same per-row math, plus two named barriers that make the consumer warpgroups take turns
+// issuing their GEMMs (WG1, WG2, WG1, ...), so that one warpgroup's softmax runs while the other
+// one's GEMMs occupy the tensor cores; and a 3-stage K/V ring instead of 2.
+//   kBarTurnWG1 / kBarTurnWG2 (ids 1 / 2, 256 threads): WG w bar.syncs its own id before issuing
+//   the GEMMs of a step and bar.arrives on the other WG's id right after issuing them.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +46,7 @@
 #include "kernels/sm90/swizzle.cuh"
 #include "kernels/sm90/tma_pipeline.cuh"
 #include "kernels/tile_io.cuh"
+#include "ptx/barrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/warpgroup.cuh"
 #include "ptx/wgmma.cuh"
@@ -47,15 +56,23 @@ namespace {
 
 constexpr int kBM = 128;           // query rows per CTA (2 consumer warpgroups x 64)
 constexpr int kBN = 128;           // keys per K/V tile
-constexpr int kStages = 2;         // K/V ring depth
+constexpr int kStagesBase = 2;      // K/V ring depth, default variant
+constexpr int kStagesPingPong = 3;  // K/V ring depth, ping-pong variant
+constexpr int fwd_stages(bool pingpong) { return pingpong ? kStagesPingPong : kStagesBase; }
 constexpr int kThreads = 384;      // producer WG + 2 consumer WGs
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;
 constexpr int kConsumerWarps = 8;  // arrivals on kv_empty per phase
 static_assert(kProducerRegs * 128 + 2 * kConsumerRegs * 128 <= 65536, "setmaxnreg budget");
+// Named barriers of the ping-pong variant (id 0 is __syncthreads, the only other one this kernel
+// uses). Each is shared by the two consumer warpgroups: 128 bar.sync + 128 bar.arrive.
+constexpr int kBarTurnWG1 = 1;  // WG1 may issue its GEMMs
+constexpr int kBarTurnWG2 = 2;  // WG2 may issue its GEMMs
+constexpr int kTurnThreads = 256;
+constexpr size_t kMaxSmemPerCta = 227 * 1024;  // sm_90 opt-in limit (dynamic + static)
 
 // Byte sizes of the smem tiles ([rows x 64] 2-byte (bf16/f16) sub-tiles, 128 B per row, 1024 B aligned).
-template <int D>
+template <int D, int kStages>
 struct Sm90FwdSmem {
   static constexpr uint32_t kQBytes = sm90::subtile_bytes(kBM) * (D / 64);   // one TMA box per sub-tile
   static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * (D / 64);  // one K or one V tile
@@ -66,6 +83,10 @@ struct Sm90FwdSmem {
   static constexpr size_t kDynamicBytes = kTotal + sm90::kSwizzleAtomBytes;  // alignment slack
   static_assert(kQBytes % sm90::kSwizzleAtomBytes == 0 && kKVBytes % sm90::kSwizzleAtomBytes == 0,
                 "every sub-tile base stays 1024-byte aligned");
+  // + static shared memory: ptxas reports 1024 B (the mbarriers, padded for the 1024-aligned
+  // dynamic window), cuobjdump -res-usage SHARED:2048; the larger one is assumed. hdim 128 with
+  // 3 stages: 225 KiB dynamic + 2 KiB = 227 KiB, exactly the limit.
+  static_assert(kDynamicBytes + 2048 <= kMaxSmemPerCta, "K/V ring does not fit in shared memory");
 };
 
 enum WaitWhat : int { kWaitQ = 0, kWaitK = 1, kWaitV = 2, kWaitEmpty = 3 };
@@ -140,11 +161,12 @@ __device__ __forceinline__ void softmax_block(float (&s)[kBN / 2], int key0, con
   }
 }
 
-template <typename T, int D, bool kCausal>
+template <typename T, int D, bool kCausal, bool kPingPong>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                          const __grid_constant__ CUtensorMap tm_v, const FwdKernelParams p) {
-  using L = Sm90FwdSmem<D>;
+  constexpr int kStages = fwd_stages(kPingPong);
+  using L = Sm90FwdSmem<D, kStages>;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t bars[1 + 3 * kStages];
   uint64_t* q_full = &bars[0];
@@ -276,13 +298,29 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int k = 0; k < kBN / 16; ++k) sm90::acc_to_a_frag<T>(s, k, pf[k]);
     };
 
+    // Ping-pong turns (kPingPong only): wait for this warpgroup's turn to issue GEMMs, and hand
+    // the turn to the other one right after issuing. Both WGs take n_blocks + 1 turns (prologue,
+    // n_blocks - 1 loop steps, tail); WG2 gives WG1 the first turn and skips its last hand-off,
+    // so each barrier completes exactly n_blocks + 1 phases and none is left half-arrived.
+    auto take_turn = [&]() {
+      if constexpr (kPingPong) ptx::named_bar_sync(cw == 0 ? kBarTurnWG1 : kBarTurnWG2, kTurnThreads);
+    };
+    auto pass_turn = [&]() {
+      if constexpr (kPingPong) ptx::named_bar_arrive(cw == 0 ? kBarTurnWG2 : kBarTurnWG1, kTurnThreads);
+    };
+    if constexpr (kPingPong) {
+      if (cw == 1) ptx::named_bar_arrive(kBarTurnWG1, kTurnThreads);  // WG1 goes first
+    }
+
     wait_stage(q_full, 0, kWaitQ, 0);
 
     // Prologue: S_0 and its softmax (O is still zero, no rescale).
     {
       float corr[2];
       wait_stage(&k_full[0], 0, kWaitK, 0);
+      take_turn();
       issue_qk(0);
+      pass_turn();
       ptx::wgmma_wait_group<0>();
       ptx::warpgroup_fence_operand(s);
       softmax(n_blocks - 1, corr);
@@ -297,9 +335,19 @@ __global__ void __launch_bounds__(kThreads, 1)
       const uint32_t ph = (it / kStages) & 1;
       const int st1 = (it + 1) % kStages;
       wait_stage(&k_full[st1], ((it + 1) / kStages) & 1, kWaitK, st1);
-      issue_qk(st1);
-      wait_stage(&v_full[st], ph, kWaitV, st);
-      issue_pv(st);
+      if constexpr (kPingPong) {
+        // Both operands' tiles are resident before taking the turn, so the turn is held only
+        // for the wgmma issue itself.
+        wait_stage(&v_full[st], ph, kWaitV, st);
+        take_turn();
+        issue_qk(st1);
+        issue_pv(st);
+        pass_turn();
+      } else {
+        issue_qk(st1);
+        wait_stage(&v_full[st], ph, kWaitV, st);
+        issue_pv(st);
+      }
       float corr[2];
       ptx::wgmma_wait_group<1>();  // S_{it+1} done (groups retire in order); P_it V_it may still run
       ptx::warpgroup_fence_operand(s);
@@ -317,7 +365,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int it = n_blocks - 1;
       const int st = it % kStages;
       wait_stage(&v_full[st], (it / kStages) & 1, kWaitV, st);
+      take_turn();
       issue_pv(st);
+      if (cw == 0) pass_turn();  // WG2's last hand-off would have no taker
       ptx::wgmma_wait_group<0>();
       ptx::warpgroup_fence_operand(o);
 #pragma unroll
@@ -351,9 +401,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <typename T, int D, bool kCausal>
+template <typename T, int D, bool kCausal, bool kPingPong>
 cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
-  using L = Sm90FwdSmem<D>;
+  using L = Sm90FwdSmem<D, fwd_stages(kPingPong)>;
   CUtensorMap tm_q, tm_k, tm_v;
   const Strides3 sq{p.q.sb, p.q.ss, p.q.sh}, sk{p.k.sb, p.k.ss, p.k.sh}, sv{p.v.sb, p.v.ss, p.v.sh};
   // A stride the TMA cannot express (e.g. 0, unaligned) is "not supported": the caller falls back.
@@ -362,13 +412,18 @@ cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
       !make_tma_desc_4d(&tm_k, kDtype, p.k.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sk, kBN).ok() ||
       !make_tma_desc_4d(&tm_v, kDtype, p.v.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sv, kBN).ok())
     return cudaErrorNotSupported;
-  auto kernel = attn_fwd_sm90_kernel<T, D, kCausal>;
+  auto kernel = attn_fwd_sm90_kernel<T, D, kCausal, kPingPong>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(L::kDynamicBytes));
   if (err != cudaSuccess) return err;
   const dim3 grid((p.seqlen_q + kBM - 1) / kBM, p.heads_q, p.batch);
   kernel<<<grid, kThreads, L::kDynamicBytes, stream>>>(tm_q, tm_k, tm_v, p);
   return cudaGetLastError();
+}
+
+template <typename T, int D, bool kCausal>
+cudaError_t launch_variant(const FwdKernelParams& p, bool pingpong, cudaStream_t stream) {
+  return pingpong ? launch<T, D, kCausal, true>(p, stream) : launch<T, D, kCausal, false>(p, stream);
 }
 
 }  // namespace
@@ -389,13 +444,18 @@ cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype,
     return cudaErrorNotSupported;
   }
   if (major != 9 || minor != 0) return cudaErrorNotSupported;  // sm_90a code only
+  // DASH_FWD_PINGPONG=1: the ping-pong variant (not yet run on a GPU). Read on every call, like
+  // DASH_FWD_SM90 and DASH_SM90_DRAFT, so that a test can switch it with setenv.
+  const bool pp = fwd_pingpong_enabled();
   if (fp16) {
-    if (head_dim == 64) return causal ? launch<__half, 64, true>(p, stream) : launch<__half, 64, false>(p, stream);
-    return causal ? launch<__half, 128, true>(p, stream) : launch<__half, 128, false>(p, stream);
+    if (head_dim == 64)
+      return causal ? launch_variant<__half, 64, true>(p, pp, stream) : launch_variant<__half, 64, false>(p, pp, stream);
+    return causal ? launch_variant<__half, 128, true>(p, pp, stream) : launch_variant<__half, 128, false>(p, pp, stream);
   }
   using BF16 = __nv_bfloat16;
-  if (head_dim == 64) return causal ? launch<BF16, 64, true>(p, stream) : launch<BF16, 64, false>(p, stream);
-  return causal ? launch<BF16, 128, true>(p, stream) : launch<BF16, 128, false>(p, stream);
+  if (head_dim == 64)
+    return causal ? launch_variant<BF16, 64, true>(p, pp, stream) : launch_variant<BF16, 64, false>(p, pp, stream);
+  return causal ? launch_variant<BF16, 128, true>(p, pp, stream) : launch_variant<BF16, 128, false>(p, pp, stream);
 }
 
 }  // namespace dash::kernels

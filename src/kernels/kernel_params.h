@@ -62,6 +62,14 @@ inline bool sm90_draft_enabled() {
   return e != nullptr && std::strcmp(e, "1") == 0;
 }
 
+// DASH_FWD_PINGPONG=1 selects the sm90 forward's ping-pong variant (the two consumer warpgroups
+// take turns issuing their GEMMs, 3-stage K/V ring; docs/fwd-sm90.md, "Ping-pong variant"; not
+// yet run on a GPU). Off by default. Read by launch_fwd_sm90 on every call.
+inline bool fwd_pingpong_enabled() {
+  const char* e = std::getenv("DASH_FWD_PINGPONG");
+  return e != nullptr && std::strcmp(e, "1") == 0;
+}
+
 cudaError_t launch_fwd(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
                        cudaStream_t stream);
 // Hopper wgmma/TMA forward (attn_fwd_sm90.cu); cudaErrorNotSupported = nothing launched, use launch_fwd.

@@ -7,6 +7,9 @@
 // Draft (FwdSm90Draft: fp16, DASH_SM90_DRAFT=1, not yet run on a GPU): the same checks plus O
 // against the float64 reference with expect_within_lowp_bound and bitwise reruns; run only with
 // DASH_TEST_SM90_DRAFT=1 (gpu-check.sh stage sm90draft).
+// Ping-pong (FwdSm90PingPong: DASH_FWD_PINGPONG=1, not yet run on a GPU): the bf16 cases of
+// FwdSm90 must give O and LSE bit for bit equal to the default variant's (same per-row math),
+// and bitwise identical reruns; also run only with DASH_TEST_SM90_DRAFT=1 (stage sm90draft).
 #include <cstdlib>
 #include <string>
 
@@ -154,6 +157,59 @@ std::string case_name(const testing::TestParamInfo<ProblemSpec>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90, testing::ValuesIn(cases()), case_name);
+
+// ---- ping-pong variant (DASH_FWD_PINGPONG=1) ---------------------------------------------------
+// launch_fwd_sm90 reads DASH_FWD_PINGPONG on every call, so ScopedEnv switches the variant.
+class FwdSm90PingPong : public testing::TestWithParam<ProblemSpec> {};
+
+TEST_P(FwdSm90PingPong, BitwiseEqualToDefaultVariant) {
+  if (!sm90_draft_tests_requested())
+    GTEST_SKIP() << "sm90 forward ping-pong variant (not yet run on a GPU): set DASH_TEST_SM90_DRAFT=1 to run it "
+                    "(scripts/gpu-check.sh stage sm90draft)";
+  REQUIRE_GPU();
+  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
+  const ProblemSpec& spec = GetParam();
+  Problem pr(spec);
+
+  FwdOut base, pp, direct;
+  {
+    ScopedEnv off("DASH_FWD_PINGPONG", nullptr);
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &base));
+  }
+  ScopedEnv on("DASH_FWD_PINGPONG", "1");
+  ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &pp));
+
+  // The direct launch must take the case and reproduce attn_fwd: attn_fwd ran the sm90 kernel.
+  ASSERT_NO_FATAL_FAILURE(poison_outputs(pr));
+  const kernels::FwdKernelParams kp = kernel_params(pr);
+  const cudaError_t e = kernels::launch_fwd_sm90(kp, spec.head_dim, spec.dtype, spec.causal, nullptr);
+  ASSERT_EQ(e, cudaSuccess) << "launch_fwd_sm90 with DASH_FWD_PINGPONG=1: " << cudaGetErrorString(e);
+  ASSERT_NO_FATAL_FAILURE(read_outputs(pr, &direct));
+  ASSERT_EQ(max_abs_diff(direct.o, pp.o), 0.0) << "attn_fwd with DASH_FWD_PINGPONG=1 did not run the sm90 kernel";
+  ASSERT_EQ(std::memcmp(direct.lse.data(), pp.lse.data(), pp.lse.size() * sizeof(float)), 0);
+
+  // Same per-row math as the default variant: the same bits.
+  EXPECT_EQ(max_abs_diff(pp.o, base.o), 0.0) << "O differs from the default variant " << spec.str();
+  EXPECT_EQ(std::memcmp(pp.lse.data(), base.lse.data(), base.lse.size() * sizeof(float)), 0)
+      << "LSE differs from the default variant " << spec.str();
+
+  const uint64_t o_hash = pr.o.hash();
+  for (int r = 1; r < 3; ++r) {
+    FwdOut again;
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &again));
+    ASSERT_EQ(pr.o.hash(), o_hash) << "rerun " << r;
+    ASSERT_EQ(std::memcmp(again.lse.data(), pp.lse.data(), pp.lse.size() * sizeof(float)), 0) << "rerun " << r;
+  }
+}
+
+std::vector<ProblemSpec> pingpong_cases() {
+  std::vector<ProblemSpec> v;
+  for (const ProblemSpec& s : cases())
+    if (s.dtype == DType::kBF16) v.push_back(s);  // the fp16 case is declined by the sm90 forward
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90PingPong, testing::ValuesIn(pingpong_cases()), case_name);
 
 // ---- draft: fp16 (DASH_SM90_DRAFT=1) -----------------------------------------------------------
 class FwdSm90Draft : public testing::TestWithParam<ProblemSpec> {};
