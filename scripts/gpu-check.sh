@@ -4,11 +4,10 @@
 # tool), else ./gpu-check-logs.
 #   STAGES="build test sanitize debug bench" (default), plus "sm90": only the Hopper kernels
 #   tests (also part of "test"), fwd and bwd each under SM90_TIMEOUT (150 s), and "sm90draft":
-#   only the tests of the DASH_SM90_DRAFT cases (fp16 fwd/bwd, head_dim 64 bwd) and of the sm90
-#   forward's ping-pong variant (DASH_FWD_PINGPONG=1), none run on a GPU yet (not part of "test",
-#   where they skip), run with DASH_SM90_DRAFT=1 DASH_TEST_SM90_DRAFT=1 in separate processes
-#   (strided, f16 primitives, fwd, fwd ping-pong, and bwd per dtype/head_dim), each under
-#   SM90_DRAFT_TIMEOUT (150 s).
+#   only the tests of the experimental variants (not part of "test", where they skip): the sm90
+#   forward's ping-pong variant (DASH_FWD_PINGPONG=1) and the strided starts of shift
+#   (DASH_STRIDED_SHIFT=1), with DASH_TEST_SM90_DRAFT=1, each in its own process under
+#   SM90_DRAFT_TIMEOUT (150 s), plus the SASS check of the sm90 objects.
 #   BUILD_DIR=build   BENCH_ARGS="..."
 #   GTEST_FILTER=... limits the GPU tests (passed to the test binary)
 set -uo pipefail
@@ -57,20 +56,17 @@ if has sm90; then
 fi
 
 if has sm90draft; then
-  # The drafts have not run on a GPU: each part in its own process under its own timeout, so
-  # that a hang (an mbarrier or semaphore wait) in one does not hide the others' results. The f16
-  # wgmma/TMA primitives first: if they fail, the fp16 kernels cannot pass.
-  if command -v cuobjdump > /dev/null; then  # HGMMA forms per instantiation (docs/bwd-sm90.md, "Draft")
+  # Each part in its own process under its own timeout, so that a hang (an mbarrier or semaphore
+  # wait) in one does not hide the others' results.
+  if command -v cuobjdump > /dev/null; then  # HGMMA forms per instantiation (docs/bwd-sm90.md)
     bash scripts/check_sass.sh "$BUILD_DIR"/CMakeFiles/dash_attn.dir/src/kernels/attn_{fwd,bwd}_sm90.cu.o \
       > "$LOG/sm90draft-sass.txt" 2>&1 || { echo "check_sass failed: $LOG/sm90draft-sass.txt"; status=1; }
     tail -1 "$LOG/sm90draft-sass.txt"
   fi
-  for part in "strided:BwdSm90StridedStarts.*" "prim:Sm90PrimitivesDraft.*" "fwd:Shapes/FwdSm90Draft.*" \
-              "fwd-pingpong:Shapes/FwdSm90PingPong.*" "bwd-fp16-d128:*BwdSm90Draft*/fp16_d128_*" \
-              "bwd-bf16-d64:*BwdSm90Draft*/bf16_d64_*" "bwd-fp16-d64:*BwdSm90Draft*/fp16_d64_*"; do
+  for part in "fwd-pingpong:Shapes/FwdSm90PingPong.*" "strided:BwdSm90StridedStarts.*"; do
     name=${part%%:*}; filt=${part#*:}
-    step "Hopper draft $name tests ( ${SM90_DRAFT_TIMEOUT:-150} s timeout)"
-    DASH_SM90_DRAFT=1 DASH_TEST_SM90_DRAFT=1 timeout -k 5 "${SM90_DRAFT_TIMEOUT:-150}" \
+    step "Hopper experimental $name tests ( ${SM90_DRAFT_TIMEOUT:-150} s timeout)"
+    DASH_TEST_SM90_DRAFT=1 timeout -k 5 "${SM90_DRAFT_TIMEOUT:-150}" \
       "$BUILD_DIR/tests/dash_gpu_tests" --gtest_filter="$filt" > "$LOG/sm90draft-$name.log" 2>&1; rc=$?
     [ $rc -eq 0 ] || { echo "sm90draft $name tests failed or timed out (rc $rc)"; status=1; }
     grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[       OK|timed out|trap|Failure" "$LOG/sm90draft-$name.log" | tail -25

@@ -173,8 +173,8 @@ bool current_device_is_sm90() {
 }
 
 // Whether attn_bwd will run the sm90 backward for this shape (dense TMA-expressible strides
-// assumed; a stride the TMA cannot express still falls back to sm80 at launch). bf16 head_dim
-// 128; with DASH_SM90_DRAFT=1 also fp16 and head_dim 64 (kernels::bwd_sm90_covers).
+// assumed; a stride the TMA cannot express still falls back to sm80 at launch): bf16 and fp16,
+// head_dim 64 and 128 (kernels::bwd_sm90_covers).
 bool bwd_uses_sm90(const AttnShape& s) {
   return hopper_path_enabled("DASH_BWD_SM90") && kernels::bwd_sm90_covers(s.dtype, s.head_dim) &&
          current_device_is_sm90();
@@ -242,8 +242,7 @@ Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
   p.scale = resolved_scale(s);
   p.scale_log2 = p.scale * 1.4426950408889634f;
   // The Hopper wgmma/TMA forward runs by default (DASH_FWD_SM90=0 disables it); it declines the
-  // cases it does not cover (cudaErrorNotSupported, nothing launched: fp16 unless
-  // DASH_SM90_DRAFT=1) and the sm80 kernel runs.
+  // cases it does not cover (cudaErrorNotSupported, nothing launched) and the sm80 kernel runs.
   cudaError_t fwd_err = cudaErrorNotSupported;
   if (hopper_path_enabled("DASH_FWD_SM90"))
     fwd_err = kernels::launch_fwd_sm90(p, s.head_dim, s.dtype, s.causal, stream);
@@ -282,8 +281,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
                        workspace_bytes, ws.total);
 
   // The Hopper wgmma/TMA backward (attn_bwd_sm90.cu) runs by default where it covers the case
-  // (bf16, head_dim 128, an sm_90 device, TMA-expressible strides; with DASH_SM90_DRAFT=1 also the
-  // untested fp16 / head_dim 64 drafts); DASH_BWD_SM90=0 disables it.
+  // (bf16/fp16, head_dim 64/128, an sm_90 device, TMA-expressible strides); DASH_BWD_SM90=0
+  // disables it.
   // 128-key KV tiles, so the schedule model is built with block_n = kBwdSm90BlockN. Anything it
   // does not cover runs on the sm80 kernel.
   kernels::BwdSm90Maps sm90_maps;
@@ -352,6 +351,10 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.dispatch = a.dispatch;
   p.scale = resolved_scale(s);
   p.scale_log2 = p.scale * 1.4426950408889634f;
+  {
+    const char* e = std::getenv("DASH_DEBUG_UNORDERED");  // diagnostic, see BwdKernelParams
+    p.debug_unordered = e != nullptr && std::strcmp(e, "1") == 0 ? 1 : 0;
+  }
 
   DASH_CUDA_RETURN(cudaMemsetAsync(w + ws.zero_begin, 0, ws.zero_bytes, stream));
   DASH_CUDA_RETURN(kernels::launch_bwd_preprocess(p, s.head_dim, s.dtype, stream));

@@ -1,9 +1,9 @@
 // Attention backward, Hopper-native main kernel (wgmma + TMA + mbarriers; docs/bwd-sm90.md).
 // attn_bwd's default for bf16 head_dim 128 on sm_90 (DASH_BWD_SM90=0 disables it); everything it
 // declines runs on the sm80 kernel (attn_bwd_sm80.cu).
-// DRAFT (not run on a GPU; only with DASH_SM90_DRAFT=1): fp16 (the kernel is templated on the
-// element type T) and head_dim 64 (dQ by one warpgroup per step, alternating; see "hdim 64" below
-// and docs/bwd-sm90.md, "Draft").
+// Also fp16 (the kernel is templated on the element type T) and head_dim 64 (dQ by one warpgroup
+// per step, alternating; see "hdim 64" below and docs/bwd-sm90.md): written as drafts, the default
+// since they passed the accuracy and determinism tests on an H200.
 //
 // What is kept from the sm80 kernel, unchanged in meaning (READ attn_bwd_sm80.cu's comments):
 //   - persistent grid; tasks, sides, visit order and dQ ranks all come from ScheduleModel
@@ -33,7 +33,7 @@
 //   dS^T -> smem (swizzled [128 keys x 64 q]), proxy fence, 256-thread named barrier
 //   dQ[:, 64w..64w+63] = dS K[:, 64w..]   wgmma SS m64n64k16 x 8 (A = dS MN-major (tnspA),
 //                                         B = K MN-major (tnspB)), staged fp32 for the writer.
-// hdim 64 (draft): the column split would need n32 halves of one swizzle atom. Instead warpgroup
+// hdim 64: the column split would need n32 halves of one swizzle atom. Instead warpgroup
 // w = step % 2 computes the whole dQ tile, dQ = dS K (the same m64n64k16 x 8 SS GEMM over all
 // 128 keys, with K's only hdim sub-tile), and stages it into buffer step % 2; the other warpgroup
 // only arrives on dq_full. Same staging order as hdim 128 with w = 0, same postprocess.
@@ -132,7 +132,7 @@ struct Sm90BwdBars {
 // dq_accum tile = [WG w (D/64)][k (8)][thread t (128)] float4: acc[4k..4k+3] of MMA thread t of
 // warpgroup w, whose accumulator covers dQ columns 64w..64w+63 (fragment.cuh layout):
 // (r, c), (r, c+1), (r+8, c), (r+8, c+1) with r = 16(t/32) + (t%32)/4, c = 64w + 8k + 2(t%4).
-// hdim 64 (draft): one column chunk, w = 0, whichever warpgroup computed the tile.
+// hdim 64: one column chunk, w = 0, whichever warpgroup computed the tile.
 template <typename T>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernelParams p, int D) {
   const int chunks = kBM * D / 4;
@@ -179,7 +179,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
   const TileProblem& tp = M.p;
-  const bool ordered = M.deterministic();
+  const bool ordered = M.deterministic() && !p.debug_unordered;
   float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
 #pragma unroll 1
   for (int q = 0;; ++q) {
@@ -369,7 +369,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
                        const BwdKernelParams p) {
-  // hdim 128: dQ split, WG w computes hdim columns 64w..64w+63. hdim 64 (draft): WG step % 2
+  // hdim 128: dQ split, WG w computes hdim columns 64w..64w+63. hdim 64: WG step % 2
   // computes all 64 columns (one swizzle atom wide), the other one skips GEMM 5.
   static_assert(D == 128 || D == 64, "head_dim 64 or 128");
   using L = Sm90BwdSmem<D>;
@@ -609,7 +609,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
           cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
         } else {
-          // hdim 64 (DRAFT): warpgroup dbuf = step_use % 2 computes the whole dQ tile into its
+          // hdim 64: warpgroup dbuf = step_use % 2 computes the whole dQ tile into its
           // own staging buffer dbuf; the other warpgroup skips GEMM 5 and only arrives on
           // dq_full[dbuf] (the count stays kMmaArrivals). The dQ warpgroup alternates, so each
           // takes every other step's dQ GEMM and the two stay balanced over two steps.
@@ -713,7 +713,7 @@ cudaError_t occupancy(int* ctas_per_sm) {
 
 // Runs F<T, D, kCausal>::run(args...) for the run-time (dtype, head_dim, causal) that
 // bwd_sm90_covers accepts; cudaErrorNotSupported (nothing launched) otherwise. The bf16 head_dim
-// 128 kernels are the tested default; the others are the DASH_SM90_DRAFT=1 drafts.
+// 64/128 in bf16 and fp16.
 template <template <typename, int, bool> class F, typename... Args>
 cudaError_t dispatch(DType dtype, int head_dim, bool causal, Args&&... args) {
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;

@@ -1,5 +1,5 @@
 // Attention forward (O and LSE), Hopper-native version (hopper-guide stages 2/3, docs/fwd-sm90.md).
-// bf16 (tested, the default) and fp16 (DRAFT, not run on a GPU; only with DASH_SM90_DRAFT=1): the
+// bf16 and fp16 (the fp16 instantiations were a draft until they passed on an H200): the
 // kernel is templated on the element type T, which changes only the wgmma type, the P fragment
 // packing, the TMA data type and the O conversion.
 //
@@ -429,11 +429,11 @@ cudaError_t launch_variant(const FwdKernelParams& p, bool pingpong, cudaStream_t
 }  // namespace
 
 // Returns cudaErrorNotSupported (having launched nothing) for cases this kernel does not cover:
-// fp16 unless DASH_SM90_DRAFT=1 (draft, not run on a GPU), head_dim other than 64/128, a device
+// a dtype other than bf16/fp16, head_dim other than 64/128, a device
 // that is not sm_90, or strides TMA cannot encode.
 cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
                             cudaStream_t stream) {
-  const bool fp16 = dtype == DType::kFP16 && sm90_draft_enabled();
+  const bool fp16 = dtype == DType::kFP16;
   if ((dtype != DType::kBF16 && !fp16) || (head_dim != 64 && head_dim != 128)) return cudaErrorNotSupported;
   if (p.batch > 65535 || p.heads_q > 65535) return cudaErrorNotSupported;
   int dev = 0, major = 0, minor = 0;
@@ -445,7 +445,7 @@ cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype,
   }
   if (major != 9 || minor != 0) return cudaErrorNotSupported;  // sm_90a code only
   // DASH_FWD_PINGPONG=1: the ping-pong variant (not yet run on a GPU). Read on every call, like
-  // DASH_FWD_SM90 and DASH_SM90_DRAFT, so that a test can switch it with setenv.
+  // DASH_FWD_SM90, so that a test can switch it with setenv.
   const bool pp = fwd_pingpong_enabled();
   if (fp16) {
     if (head_dim == 64)

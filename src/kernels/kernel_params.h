@@ -45,6 +45,10 @@ struct BwdKernelParams {
   ScheduleModel model;  // tiles, schedule, task decomposition
   Dispatch dispatch;
   float scale, scale_log2;
+  // Diagnostic only (DASH_DEBUG_UNORDERED=1, sm90 backward): the deterministic schedule's visit
+  // order and task decomposition, but the dQ writer neither waits for its rank nor releases:
+  // separates the cost of the ordered chain from that of the visit order. Not deterministic.
+  int debug_unordered;
 };
 
 // Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
@@ -53,14 +57,6 @@ struct BwdWorkspace {
   size_t zero_begin, zero_bytes;  // the part zeroed before every backward (dQ accum + semaphores)
 };
 BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
-
-// DASH_SM90_DRAFT=1 opts in to the Hopper kernels' draft cases, which have not run on a GPU yet:
-// fp16 in the sm90 forward and backward, head_dim 64 in the sm90 backward (docs/fwd-sm90.md,
-// docs/bwd-sm90.md, "Draft"). Without it the sm90 kernels decline those cases exactly as before.
-inline bool sm90_draft_enabled() {
-  const char* e = std::getenv("DASH_SM90_DRAFT");
-  return e != nullptr && std::strcmp(e, "1") == 0;
-}
 
 // DASH_FWD_PINGPONG=1 selects the sm90 forward's ping-pong variant (the two consumer warpgroups
 // take turns issuing their GEMMs, 3-stage K/V ring; docs/fwd-sm90.md, "Ping-pong variant"; not
@@ -73,7 +69,7 @@ inline bool fwd_pingpong_enabled() {
 cudaError_t launch_fwd(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
                        cudaStream_t stream);
 // Hopper wgmma/TMA forward (attn_fwd_sm90.cu); cudaErrorNotSupported = nothing launched, use launch_fwd.
-// bf16 head_dim 64/128; fp16 only with sm90_draft_enabled().
+// bf16 and fp16, head_dim 64/128.
 cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype, bool causal, cudaStream_t stream);
 cudaError_t launch_bwd_preprocess(const BwdKernelParams& p, int head_dim, DType dtype,
                                   cudaStream_t stream);
@@ -99,12 +95,10 @@ static_assert(kBwdSm90BlockM == kBwdBlockM, "bwd_workspace_layout is shared by b
 struct BwdSm90Maps {
   CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle
 };
-// Whether the sm90 backward covers (dtype, head_dim): bf16 head_dim 128 always; fp16 (head_dim
-// 64 or 128) and bf16 head_dim 64 only with sm90_draft_enabled() (drafts, not run on a GPU).
+// Whether the sm90 backward covers (dtype, head_dim): bf16 and fp16 at head_dim 64 and 128 (the
+// fp16 and head_dim 64 cases were the DASH_SM90_DRAFT drafts until they passed on an H200).
 inline bool bwd_sm90_covers(DType dtype, int head_dim) {
-  if (dtype == DType::kBF16 && head_dim == 128) return true;
-  return sm90_draft_enabled() && (dtype == DType::kBF16 || dtype == DType::kFP16) &&
-         (head_dim == 64 || head_dim == 128);
+  return (dtype == DType::kBF16 || dtype == DType::kFP16) && (head_dim == 64 || head_dim == 128);
 }
 // cudaErrorNotSupported (nothing encoded) unless: bwd_sm90_covers(dtype, head_dim), a compute
 // capability 9.0 device, and strides a TMA map can express. Then `maps` holds the four tensor maps.

@@ -51,10 +51,10 @@ inline bool has_gpu(std::string* why) {
     if (!::dash::test::has_gpu(&_why)) GTEST_SKIP() << _why; \
   } while (0)
 
-// The sm90 draft cases (fp16 in the sm90 forward/backward, head_dim 64 in the sm90 backward;
-// DASH_SM90_DRAFT=1 in the library) have not run on a GPU yet: their tests run only on request,
-// DASH_TEST_SM90_DRAFT=1 (scripts/gpu-check.sh stage sm90draft, under a timeout), so that a hang
-// or a wrong result there cannot take the regular test run with it.
+// Experimental variants (the forward's ping-pong variant, DASH_FWD_PINGPONG=1; the strided starts
+// of shift, DASH_STRIDED_SHIFT=1): their tests run only on request, DASH_TEST_SM90_DRAFT=1
+// (scripts/gpu-check.sh stage sm90draft, under a timeout), so that a hang or a wrong result there
+// cannot take the regular test run with it.
 inline bool sm90_draft_tests_requested() {
   const char* e = std::getenv("DASH_TEST_SM90_DRAFT");
   return e != nullptr && std::strcmp(e, "1") == 0;
@@ -63,8 +63,8 @@ inline bool sm90_draft_tests_requested() {
 #define REQUIRE_SM90_DRAFT_TESTS()                                                                  \
   do {                                                                                             \
     if (!::dash::test::sm90_draft_tests_requested())                                               \
-      GTEST_SKIP() << "sm90 draft test (fp16 / head_dim 64, not yet run on a GPU): set "           \
-                      "DASH_TEST_SM90_DRAFT=1 to run it (scripts/gpu-check.sh stage sm90draft)";   \
+      GTEST_SKIP() << "sm90 experimental variant: set DASH_TEST_SM90_DRAFT=1 to run it "           \
+                      "(scripts/gpu-check.sh stage sm90draft)";                                    \
   } while (0)
 
 // Sets an environment variable for its lifetime and restores the previous value.

@@ -6,10 +6,9 @@
 // The launch info must report block_n = 128 (the sm90 tiles): proof that the sm90 kernel ran and
 // not the sm80 fallback. On a device that is not compute capability 9.0 the path declines and
 // the tests skip. Forward: the default forward.
-// Drafts (instantiations BwdSm90Draft/...: fp16 at head_dim 64/128, bf16 at head_dim 64; DASH_SM90_DRAFT=1, not yet
-// run on a GPU): the same accuracy criterion and determinism checks, run only with
-// DASH_TEST_SM90_DRAFT=1 (gpu-check.sh stage sm90draft). Without DASH_SM90_DRAFT those cases run
-// on the sm80 kernel (BwdSm90Fallback).
+// Instantiations BwdSm90Wide/...: fp16 at head_dim 64/128 and bf16 at head_dim 64 (drafts behind
+// DASH_SM90_DRAFT=1 until they passed on an H200; now the default), the same accuracy criterion and
+// determinism checks. DASH_BWD_SM90=0 runs every case on the sm80 kernel (BwdSm90Fallback).
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -48,15 +47,15 @@ Status run_sm90_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info, cu
 struct Sm90Case {
   ProblemSpec spec;
   Schedule schedule;
-  bool draft = false;  // a DASH_SM90_DRAFT=1 case (fp16, head_dim 64): see the drafts section
+  bool wide = false;  // an fp16 or head_dim 64 case (instantiations BwdSm90Wide)
 };
 
-// The draft cases carry the dtype in their names (bf16_d64_..., fp16_d128_...).
+// The wide cases carry the dtype in their names (bf16_d64_..., fp16_d128_...).
 std::string case_name(const testing::TestParamInfo<Sm90Case>& info) {
   const ProblemSpec& s = info.param.spec;
   char buf[200];
   std::snprintf(buf, sizeof(buf), "%sd%d_%s_b%d_sq%d_sk%d_h%d_%d_%s",
-                !info.param.draft ? "" : s.dtype == DType::kBF16 ? "bf16_" : "fp16_", s.head_dim,
+                !info.param.wide ? "" : s.dtype == DType::kBF16 ? "bf16_" : "fp16_", s.head_dim,
                 s.causal ? "causal" : "full", s.batch, s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv,
                 schedule_name(info.param.schedule));
   return buf;
@@ -100,46 +99,15 @@ void check_grads(Problem& pr, const Sm90Case& c, const Refs& r, const BwdLaunchI
   check("dV", dv_gpu, r.dv_lp, r.dv_ref);
 }
 
-// ---- drafts: fp16 (head_dim 64, 128) and bf16 head_dim 64 (DASH_SM90_DRAFT=1) -----------------
-// Run only with DASH_TEST_SM90_DRAFT=1 (instantiations prefixed BwdSm90Draft). Each launch sets
-// DASH_SM90_DRAFT=1 itself (and DASH_BWD_SM90=1), and asserts through BwdLaunchInfo that the
-// sm90 kernel ran.
-Status run_sm90_draft_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info) {
-  ScopedEnv draft("DASH_SM90_DRAFT", "1");
-  return run_sm90_bwd(pr, p, info);
-}
-
-Status run_case_bwd(bool draft, Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info) {
-  return draft ? run_sm90_draft_bwd(pr, p, info) : run_sm90_bwd(pr, p, info);
-}
-
-// The forward these tests differentiate through is the tested one (the fp16 sm90 forward is a
-// draft too, under FwdSm90Draft): a backward failure here is the backward's.
-Status tested_forward(Problem& pr) {
-  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
-  return pr.forward();
-}
-
-#define REQUIRE_SM90_DRAFT() \
-  do {                       \
-    REQUIRE_SM90_DRAFT_TESTS(); \
-    REQUIRE_SM90();          \
-  } while (0)
-
-#define REQUIRE_CASE(draft)    \
-  do {                         \
-    if (draft) {               \
-      REQUIRE_SM90_DRAFT();    \
-    } else {                   \
-      REQUIRE_SM90();          \
-    }                          \
-  } while (0)
+// The forward these tests differentiate through: a backward failure here is the backward's (the
+// forward has its own tests, test_fwd_sm90.cpp).
+Status tested_forward(Problem& pr) { return pr.forward(); }
 
 class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 
 TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   const Sm90Case& c = GetParam();
-  REQUIRE_CASE(c.draft);
+  REQUIRE_SM90();
   Problem pr(c.spec);
 
   // The float64 reference and the low-precision emulation depend only on the shape and seed
@@ -150,7 +118,7 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   CUDA_OK(cudaDeviceSynchronize());
 
   BwdLaunchInfo info;
-  st = run_case_bwd(c.draft, pr, pr.bwd_params(c.schedule), &info);
+  st = run_sm90_bwd(pr, pr.bwd_params(c.schedule), &info);
   ASSERT_TRUE(st.ok()) << st.message;
   CUDA_OK(cudaGetLastError());
   ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
@@ -186,7 +154,7 @@ struct DetCase {
   bool causal;
   DType dtype = DType::kBF16;
   int head_dim = 128;
-  bool draft = false;
+  bool wide = false;
 };
 
 class BwdSm90Determinism : public testing::TestWithParam<DetCase> {
@@ -196,29 +164,28 @@ class BwdSm90Determinism : public testing::TestWithParam<DetCase> {
     // 8 KV heads x 16 KV tiles: 128 tasks (64 symmetric pairs), so grids 64 and 31 take several
     // tasks per CTA and the dynamic counter's order differs from the static one.
     s.batch = 4; s.seqlen_q = 2048; s.seqlen_k = 2048; s.heads_q = 8; s.heads_kv = 2;
-    s.head_dim = c.head_dim; s.dtype = c.dtype; s.causal = c.causal; s.seed = c.draft ? 93 : 91;
+    s.head_dim = c.head_dim; s.dtype = c.dtype; s.causal = c.causal; s.seed = c.wide ? 93 : 91;
     return s;
   }
 };
 
 TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
   const DetCase& c = GetParam();
-  REQUIRE_CASE(c.draft);
+  REQUIRE_SM90();
   Problem pr(spec(c));
   ASSERT_TRUE(tested_forward(pr).ok());
   const AttnBwdParams p = pr.bwd_params(c.schedule);
   BwdLaunchInfo info;
-  Status st = run_case_bwd(c.draft, pr, p, &info);
+  Status st = run_sm90_bwd(pr, p, &info);
   ASSERT_TRUE(st.ok()) << st.message;
   ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
   const uint64_t h0 = pr.grad_hash();
   for (int r = 1; r < 20; ++r) {
-    st = run_case_bwd(c.draft, pr, p, &info);
+    st = run_sm90_bwd(pr, p, &info);
     ASSERT_TRUE(st.ok()) << st.message;
     ASSERT_EQ(pr.grad_hash(), h0) << "rerun " << r;
   }
-  if (c.draft) {  // With the switch on, the public tile query reports the tiles of the kernel that ran.
-    ScopedEnv draft("DASH_SM90_DRAFT", "1");
+  {  // The public tile query reports the tiles of the kernel that ran.
     int bm = 0, bn = 0;
     bwd_tile_sizes(pr.shape, &bm, &bn);
     EXPECT_EQ(bm, kernels::kBwdSm90BlockM);
@@ -228,13 +195,13 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
 
 TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
   const DetCase& c = GetParam();
-  REQUIRE_CASE(c.draft);
+  REQUIRE_SM90();
   Problem pr(spec(c));
   ASSERT_TRUE(tested_forward(pr).ok());
   AttnBwdParams p = pr.bwd_params(c.schedule);
   p.allow_fallback = false;
   BwdLaunchInfo info;
-  Status st = run_case_bwd(c.draft, pr, p, &info);
+  Status st = run_sm90_bwd(pr, p, &info);
   ASSERT_TRUE(st.ok()) << st.message;
   ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
   const uint64_t h0 = pr.grad_hash();
@@ -244,7 +211,7 @@ TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
       p.num_ctas = grid;
       p.dispatch = d;
       // Every grid here is at least the schedule's co-resident group (16 KV tiles of 128 keys).
-      st = run_case_bwd(c.draft, pr, p, &info);
+      st = run_sm90_bwd(pr, p, &info);
       ASSERT_TRUE(st.ok()) << "grid " << grid << ": " << st.message;
       ASSERT_EQ(info.num_ctas, std::min(grid, info.num_tasks));
       ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
@@ -256,10 +223,10 @@ TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
   EXPECT_EQ(tested, 6);
 }
 
-// Draft cases carry dtype and head dim in their names (fp16_d128_descending_causal).
+// Wide cases carry dtype and head dim in their names (fp16_d128_descending_causal).
 std::string det_name(const testing::TestParamInfo<DetCase>& info) {
   const DetCase& c = info.param;
-  const std::string prefix = !c.draft ? std::string()
+  const std::string prefix = !c.wide ? std::string()
                                       : std::string(c.dtype == DType::kBF16 ? "bf16" : "fp16") + "_d" +
                                             std::to_string(c.head_dim) + "_";
   return prefix + schedule_name(c.schedule) + (c.causal ? "_causal" : "_full");
@@ -271,19 +238,20 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
                                          DetCase{Schedule::kSymmetricShift, false}),  // = shift on a full mask
                          det_name);
 
-// Cases the sm90 kernel does not cover run on the sm80 kernel even with DASH_BWD_SM90=1 (the
-// drafts included, as long as DASH_SM90_DRAFT is not 1).
-TEST(BwdSm90Fallback, UnsupportedCasesRunTheSm80Kernel) {
+// DASH_BWD_SM90=0 runs every case on the sm80 kernel, and the public tile query says so.
+TEST(BwdSm90Fallback, DisabledRunsTheSm80Kernel) {
   REQUIRE_GPU();
-  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
-  for (auto [d, dt] : {std::pair{64, DType::kBF16}, std::pair{128, DType::kFP16}, std::pair{64, DType::kFP16}}) {
+  for (auto [d, dt] : {std::pair{64, DType::kBF16}, std::pair{128, DType::kFP16}, std::pair{128, DType::kBF16}}) {
     ProblemSpec s;
     s.batch = 1; s.seqlen_q = 200; s.seqlen_k = 200; s.heads_q = 2; s.heads_kv = 2; s.head_dim = d; s.dtype = dt;
     Problem pr(s);
     ASSERT_TRUE(pr.forward().ok());
+    ScopedEnv off("DASH_BWD_SM90", "0");
     BwdLaunchInfo info;
-    const Status st = run_sm90_bwd(pr, pr.bwd_params(Schedule::kDescending), &info);
+    pr.poison_grads();
+    const Status st = pr.backward(pr.bwd_params(Schedule::kDescending), nullptr, &info);
     ASSERT_TRUE(st.ok()) << st.message;
+    cudaDeviceSynchronize();
     EXPECT_EQ(info.block_n, kernels::kBwdBlockN) << s.str();
     int bm = 0, bn = 0;
     bwd_tile_sizes(pr.shape, &bm, &bn);
@@ -291,7 +259,7 @@ TEST(BwdSm90Fallback, UnsupportedCasesRunTheSm80Kernel) {
   }
 }
 
-std::vector<Sm90Case> draft_accuracy_cases() {
+std::vector<Sm90Case> wide_accuracy_cases() {
   std::vector<Sm90Case> v;
   int idx = 0;
   for (auto [dt, d] : {std::pair{DType::kFP16, 128}, std::pair{DType::kBF16, 64}, std::pair{DType::kFP16, 64}})
@@ -305,14 +273,14 @@ std::vector<Sm90Case> draft_accuracy_cases() {
         s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
         s.seed = 7500 + idx++;  // per shape: the references are shared by the schedules
         for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAtomic})
-          v.push_back({s, sc, /*draft=*/true});
+          v.push_back({s, sc, /*wide=*/true});
       }
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(BwdSm90Draft, BwdSm90Accuracy, testing::ValuesIn(draft_accuracy_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(BwdSm90Wide, BwdSm90Accuracy, testing::ValuesIn(wide_accuracy_cases()), case_name);
 
-INSTANTIATE_TEST_SUITE_P(BwdSm90Draft, BwdSm90Determinism,
+INSTANTIATE_TEST_SUITE_P(BwdSm90Wide, BwdSm90Determinism,
                          testing::Values(DetCase{Schedule::kDescending, true, DType::kBF16, 64, true},
                                          DetCase{Schedule::kSymmetricShift, true, DType::kBF16, 64, true},
                                          DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 64, true},
@@ -329,9 +297,10 @@ namespace {
 
 // DASH_STRIDED_SHIFT=1 (schedule.h strided starts, not yet measured): shift and symmetric shift
 // on the sm90 kernel's tiles, accuracy on the shapes of BwdSm90Accuracy and bitwise determinism
-// over reruns, grids and dispatch modes. Draft-gated (DASH_TEST_SM90_DRAFT=1).
+// over reruns, grids and dispatch modes. Experiment-gated (DASH_TEST_SM90_DRAFT=1; ~80 s).
 TEST(BwdSm90StridedStarts, AccurateAndBitwiseReproducible) {
-  REQUIRE_SM90_DRAFT();
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
   ScopedEnv strided("DASH_STRIDED_SHIFT", "1");
   int idx = 0;
   for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift})

@@ -4,9 +4,9 @@
 // result came from the sm90 kernel and not from the sm80 fallback. Outputs are poisoned (NaN) before every
 // run, so an unwritten element fails. Bounds: |O - O_other| <= 2e-2, |LSE - LSE_other| <= 1e-3
 // (both -inf for rows that see no key).
-// Draft (FwdSm90Draft: fp16, DASH_SM90_DRAFT=1, not yet run on a GPU): the same checks plus O
-// against the float64 reference with expect_within_lowp_bound and bitwise reruns; run only with
-// DASH_TEST_SM90_DRAFT=1 (gpu-check.sh stage sm90draft).
+// fp16 (FwdSm90Fp16; a draft behind DASH_SM90_DRAFT=1 until it passed on an H200, now the
+// default): the same checks plus O against the float64 reference with expect_within_lowp_bound
+// and bitwise reruns.
 // Ping-pong (FwdSm90PingPong: DASH_FWD_PINGPONG=1, not yet run on a GPU): the bf16 cases of
 // FwdSm90 must give O and LSE bit for bit equal to the default variant's (same per-row math),
 // and bitwise identical reruns; also run only with DASH_TEST_SM90_DRAFT=1 (stage sm90draft).
@@ -89,7 +89,6 @@ class FwdSm90 : public testing::TestWithParam<ProblemSpec> {};
 
 TEST_P(FwdSm90, MatchesSm80AndFloat64Reference) {
   REQUIRE_GPU();
-  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);  // fp16 is declined unless the draft switch is on
   const ProblemSpec& spec = GetParam();
   Problem pr(spec);
 
@@ -101,12 +100,6 @@ TEST_P(FwdSm90, MatchesSm80AndFloat64Reference) {
   ASSERT_NO_FATAL_FAILURE(poison_outputs(pr));
   const kernels::FwdKernelParams kp = kernel_params(pr);
   const cudaError_t e = kernels::launch_fwd_sm90(kp, spec.head_dim, spec.dtype, spec.causal, nullptr);
-  if (spec.dtype != DType::kBF16) {
-    // Not covered by the sm90 kernel: it must decline without launching, and attn_fwd falls back.
-    EXPECT_EQ(e, cudaErrorNotSupported);
-    EXPECT_EQ(max_abs_diff(sm90.o, sm80.o), 0.0) << "fallback must be the sm80 kernel";
-    return;
-  }
   ASSERT_EQ(e, cudaSuccess) << cudaGetErrorString(e);
   ASSERT_NO_FATAL_FAILURE(read_outputs(pr, &direct));
   ASSERT_EQ(max_abs_diff(direct.o, sm90.o), 0.0) << "attn_fwd with DASH_FWD_SM90=1 did not run the sm90 kernel";
@@ -144,7 +137,7 @@ std::vector<ProblemSpec> cases() {
     add(1, 1000, 1000, 8, 2, 64, causal);    // hdim 64
     add(2, 113, 113, 4, 1, 64, causal);
   }
-  add(1, 300, 300, 4, 2, 128, true, DType::kFP16);  // declined: attn_fwd falls back to sm80
+  add(1, 300, 300, 4, 2, 128, true, DType::kFP16);
   return v;
 }
 
@@ -167,7 +160,6 @@ TEST_P(FwdSm90PingPong, BitwiseEqualToDefaultVariant) {
     GTEST_SKIP() << "sm90 forward ping-pong variant (not yet run on a GPU): set DASH_TEST_SM90_DRAFT=1 to run it "
                     "(scripts/gpu-check.sh stage sm90draft)";
   REQUIRE_GPU();
-  ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
   const ProblemSpec& spec = GetParam();
   Problem pr(spec);
 
@@ -205,27 +197,22 @@ TEST_P(FwdSm90PingPong, BitwiseEqualToDefaultVariant) {
 std::vector<ProblemSpec> pingpong_cases() {
   std::vector<ProblemSpec> v;
   for (const ProblemSpec& s : cases())
-    if (s.dtype == DType::kBF16) v.push_back(s);  // the fp16 case is declined by the sm90 forward
+    if (s.dtype == DType::kBF16) v.push_back(s);  // fp16: FwdSm90Fp16
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90PingPong, testing::ValuesIn(pingpong_cases()), case_name);
 
-// ---- draft: fp16 (DASH_SM90_DRAFT=1) -----------------------------------------------------------
-class FwdSm90Draft : public testing::TestWithParam<ProblemSpec> {};
+// ---- fp16 -------------------------------------------------------------------------------------
+class FwdSm90Fp16 : public testing::TestWithParam<ProblemSpec> {};
 
-TEST_P(FwdSm90Draft, MatchesFloat64ReferenceAndRerunsBitwise) {
-  REQUIRE_SM90_DRAFT_TESTS();
+TEST_P(FwdSm90Fp16, MatchesFloat64ReferenceAndRerunsBitwise) {
   REQUIRE_GPU();
   const ProblemSpec& spec = GetParam();
   Problem pr(spec);
 
   FwdOut sm80, sm90, direct;
-  {
-    ScopedEnv no_draft("DASH_SM90_DRAFT", nullptr);
-    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "0", &sm80));
-  }
-  ScopedEnv draft("DASH_SM90_DRAFT", "1");
+  ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "0", &sm80));
   ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &sm90));
 
   // The direct launch must take the case (not decline it) and reproduce attn_fwd bit for bit:
@@ -233,9 +220,9 @@ TEST_P(FwdSm90Draft, MatchesFloat64ReferenceAndRerunsBitwise) {
   ASSERT_NO_FATAL_FAILURE(poison_outputs(pr));
   const kernels::FwdKernelParams kp = kernel_params(pr);
   const cudaError_t e = kernels::launch_fwd_sm90(kp, spec.head_dim, spec.dtype, spec.causal, nullptr);
-  ASSERT_EQ(e, cudaSuccess) << "launch_fwd_sm90 with DASH_SM90_DRAFT=1: " << cudaGetErrorString(e);
+  ASSERT_EQ(e, cudaSuccess) << "launch_fwd_sm90 (fp16): " << cudaGetErrorString(e);
   ASSERT_NO_FATAL_FAILURE(read_outputs(pr, &direct));
-  ASSERT_EQ(max_abs_diff(direct.o, sm90.o), 0.0) << "attn_fwd with DASH_SM90_DRAFT=1 did not run the sm90 kernel";
+  ASSERT_EQ(max_abs_diff(direct.o, sm90.o), 0.0) << "attn_fwd (fp16) did not run the sm90 kernel";
   ASSERT_EQ(std::memcmp(direct.lse.data(), sm90.lse.data(), sm90.lse.size() * sizeof(float)), 0);
 
   // Bitwise reruns (O's bits through the device copy's hash, LSE by memcmp).
@@ -262,7 +249,7 @@ TEST_P(FwdSm90Draft, MatchesFloat64ReferenceAndRerunsBitwise) {
   }
 }
 
-std::vector<ProblemSpec> draft_cases() {
+std::vector<ProblemSpec> fp16_cases() {
   std::vector<ProblemSpec> v;
   auto add = [&](int b, int sq, int sk, int hq, int hkv, int d, bool causal) {
     ProblemSpec s;
@@ -283,7 +270,7 @@ std::vector<ProblemSpec> draft_cases() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90Draft, testing::ValuesIn(draft_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90Fp16, testing::ValuesIn(fp16_cases()), case_name);
 
 }  // namespace
 }  // namespace dash::test

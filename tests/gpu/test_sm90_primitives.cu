@@ -1,8 +1,7 @@
 // Stage-0 Hopper primitives (hopper-guide 5): 128B swizzle and descriptor encodings (host),
 // TMA tile loads vs the host swizzle byte for byte, wgmma m64n{64,128}k16 SS/RS in every operand
 // major-ness vs a CPU GEMM, and the 1-D bulk reduce-add. Kernels run one warpgroup (128 threads).
-// Sm90PrimitivesDraft.*: the same wgmma checks with f16 operands (the DASH_SM90_DRAFT kernels'
-// fp16 path); run only with DASH_TEST_SM90_DRAFT=1.
+// Sm90PrimitivesF16.*: the same wgmma checks with f16 operands (the fp16 kernels' path).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -236,8 +235,7 @@ TEST(Sm90Primitives, TmaLoad4DTileClipsAtSeqlen) {
 }
 
 // The fp16 drafts' maps (CU_TENSOR_MAP_DATA_TYPE_FLOAT16): same bytes, same zero fill.
-TEST(Sm90PrimitivesDraft, TmaLoad4DF16TileClipsAtSeqlen) {
-  REQUIRE_SM90_DRAFT_TESTS();
+TEST(Sm90PrimitivesF16, TmaLoad4DF16TileClipsAtSeqlen) {
   REQUIRE_GPU();
   run_tma_4d(DType::kFP16);
 }
@@ -462,8 +460,7 @@ TEST(Sm90Primitives, WgmmaRSBMNMajorN128) {
 
 // f16 operands (drafts): every operand form the fp16 sm90 kernels use, and the rest.
 #define DASH_F16_GEMM_TEST(name, n, tb, form, seed) \
-  TEST(Sm90PrimitivesDraft, name) {                  \
-    REQUIRE_SM90_DRAFT_TESTS();                      \
+  TEST(Sm90PrimitivesF16, name) {                    \
     REQUIRE_GPU();                                   \
     run_gemm<n, tb, __half>(form, seed);             \
   }
