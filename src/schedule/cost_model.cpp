@@ -1,5 +1,7 @@
 #include "schedule/cost_model.h"
 
+#include <algorithm>
+
 namespace dash {
 
 CostParams CostParams::for_tiles(int block_m, int block_n) {
@@ -28,6 +30,39 @@ CostModel CostModel::for_shape(int head_dim, int block_m, int block_n, const Cos
   m.name = "default";
   m.async_reduce = params.async_reduce;
   m.stage_buffers = params.stage_buffers;
+  if (params.atomic_skips_latency) m.r_atomic = r_us - params.reduce_latency_us;
+  m.task_us = params.task_overhead_us * (static_cast<double>(block_n) * head_dim / (128.0 * 128.0));
+  m.order_penalty_base = params.order_penalty_base;
+  m.order_penalty_slope = params.order_penalty_slope;
+  m.order_penalty_knee = params.order_penalty_knee;
+  return m;
+}
+
+double CostModel::order_width(const ScheduleModel& sm, int num_sms) {
+  if (sm.schedule != Schedule::kShift && sm.schedule != Schedule::kSymmetricShift) return 1.0;
+  const int w = std::min(sm.group_width, sm.tasks_per_head);
+  long long total = 0, longest = 0;
+  for (int slot = 0; slot < w; ++slot) {
+    const long long s = sm.task_steps(slot);
+    total += s;
+    longest = std::max(longest, s);
+  }
+  double width = longest > 0 ? static_cast<double>(total) / static_cast<double>(longest) : 1.0;
+  if (num_sms > 0) width = std::min(width, static_cast<double>(num_sms));
+  return width;
+}
+
+double CostModel::order_factor(const ScheduleModel& sm, int num_sms) const {
+  if (sm.schedule != Schedule::kShift && sm.schedule != Schedule::kSymmetricShift) return 1.0;
+  if (order_penalty_base == 0.0 && order_penalty_slope == 0.0) return 1.0;
+  const double w = order_width(sm, num_sms);
+  return 1.0 + order_penalty_base + order_penalty_slope * std::max(0.0, w - order_penalty_knee);
+}
+
+CostModel CostModel::for_schedule(const ScheduleModel& sm, int num_sms) const {
+  CostModel m = *this;
+  m.c = c * order_factor(sm, num_sms);
+  m.order_penalty_base = m.order_penalty_slope = m.order_penalty_knee = 0.0;
   return m;
 }
 

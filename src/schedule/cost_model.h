@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "dash_attn/schedule.h"
+
 namespace dash {
 
 // Rates behind CostModel::for_shape. The defaults (CostParams{}) are the sm80 kernel's set
@@ -29,6 +31,22 @@ struct CostParams {
   bool async_reduce = true;            // the dQ writer warp model (see CostModel::async_reduce)
   int stage_buffers = 2;               // smem dQ stage depth between MMA warps and writer (a
                                        // fitted, effective value: see kSm90Params)
+  // Per-task cost (0 in the sm80 set): a fixed time per task before its first step (the K/V
+  // tile load, the pipeline fill and the dK/dV epilogue), in microseconds for a task of 128 keys
+  // at head_dim 128; scales with block_n * head_dim (the bytes it moves).
+  double task_overhead_us = 0.0;
+  // Empirical visit-order penalty of shift and symmetric shift (0 in the sm80 set): their
+  // compute cost is multiplied by
+  //   1 + order_penalty_base + order_penalty_slope * max(0, w - order_penalty_knee),
+  // w = min(the mean number of a group's tasks in flight, SMs), see CostModel::order_width.
+  // A memory-system effect of many distinct Q/dO and dQ tiles in flight that the DAG does not
+  // have; measured on an H200 (see kSm90Params).
+  double order_penalty_base = 0.0;
+  double order_penalty_slope = 0.0;
+  double order_penalty_knee = 0.0;
+  // Atomic reduces skip the semaphore protocol: they take r - reduce_latency_us on the writer
+  // (false in the sm80 set, where atomic pays the whole r).
+  bool atomic_skips_latency = false;
 
   // The calibrated set for the backward kernel with these tiles: 64x128 is the sm90 kernel
   // (src/kernels/attn_bwd_sm90.cu, see kSm90Params below); every other tile shape gets the sm80
@@ -36,22 +54,34 @@ struct CostParams {
   static CostParams for_tiles(int block_m, int block_n);
 };
 
-// The set of the sm90 backward (src/kernels/attn_bwd_sm90.cu, tiles 64x128), calibrated on an
-// H200 (132 SMs, commit e06bd5f, bf16 hdim 128; the 12-point sweep
-// docs/data/bench-h200-sm90-e06bd5f.json, table in docs/schedules.md) by
-// Calibration.DISABLED_FitSm90CostParams. One head dim identifies only c and r, not their
-// parts: the overhead is folded into the rate (0) and r keeps the sm80 writer's 64 GB/s + 1.0 us
-// (1.51 us: the same bulk reduce-add of a 32 KiB dQ tile). The stage buffers are an effective
-// value, not the kernel's 2: with 1 (the MMA warps wait for the previous reduce; on this sweep
-// exactly the predictions of the spec's sync model) `auto` is within 3% of the measured best at
-// 11/12 points, with 2 or 3 at 9/12 (compute refitted each time); per_sm_tflops = 4.3 then fits
-// atomic (c = 2.44 us, c + r = 3.95 us per 64x128 tile pair, mean error 15%).
-inline constexpr CostParams kSm90Params{.per_sm_tflops = 4.3,
-                                        .compute_overhead_us = 0.0,
+// The set of the sm90 backward (src/kernels/attn_bwd_sm90.cu, tiles 64x128, head_dim 64 and 128),
+// calibrated on an H200 (132 SMs, commit 82481fb, bf16; the 24-point sweep
+// docs/data/bench-h200-82481fb-hdim{128,64}.json and the unordered-chain diagnostic
+// docs/data/bench-h200-82481fb-unordered.json, tables in docs/schedules.md) by
+// Calibration.DISABLED_FitSm90CostParams. The head dim enters through the formulas of
+// CostModel::for_shape (one set for both head dims, no per-shape values):
+//   compute: atomic per tile pair is c + task/m (m = Q tiles per task): 3.03 us + 18.4 us / m at
+//     hdim 128, 2.17 us + 9.2 us / m at hdim 64; linear in d: per_sm_tflops 6.1, overhead 0.655 us
+//     per 64x64 (1.31 us per 64x128 pair), task_overhead_us 18.4 (prologue/epilogue, ~d).
+//   reduce: 2 stage buffers (the kernel's), r = 64 GB/s + 3.5 us semaphore protocol; atomic
+//     reduces skip the protocol (the unordered descending diagnostic runs at atomic's speed).
+//   visit order: an empirical H200 penalty on shift / symmetric shift compute,
+//     1 + 0.10 + 0.004 * max(0, w - 32), w = tasks of a group in flight (CostModel::order_width),
+//     fitted to the unordered shift / atomic ratios (1.08-1.14 up to w = 32, 1.28 at 64, 1.52 at
+//     128): the chain is not what makes shift slow at long sequences, the order is.
+// Scores (tests/cpu/test_async_reduce.cpp): `auto` within 3% of the measured best at 12/12
+// points at hdim 128 and 10/12 at hdim 64; see docs/schedules.md for the misses.
+inline constexpr CostParams kSm90Params{.per_sm_tflops = 6.1,
+                                        .compute_overhead_us = 0.655,
                                         .reduce_gbytes_per_s = 64.0,
-                                        .reduce_latency_us = 1.0,
+                                        .reduce_latency_us = 3.5,
                                         .async_reduce = true,
-                                        .stage_buffers = 1};
+                                        .stage_buffers = 2,
+                                        .task_overhead_us = 18.4,
+                                        .order_penalty_base = 0.10,
+                                        .order_penalty_slope = 0.004,
+                                        .order_penalty_knee = 32.0,
+                                        .atomic_skips_latency = true};
 
 struct CostModel {
   double c = 1.0;  // compute node C(i, j)
@@ -68,6 +98,15 @@ struct CostModel {
   //     task when its last compute ends, its writer drains the old reduces meanwhile.
   bool async_reduce = false;
   int stage_buffers = 2;
+  // Fixed cost of every task before its first compute (CostParams::task_overhead_us scaled to
+  // the tiles and head dim). Busy time of the SM. 0 = none (the spec's model).
+  double task_us = 0.0;
+  // Writer time of an atomic (unchained) reduce; < 0: r (the spec's model).
+  double r_atomic = -1.0;
+  // Visit-order penalty (CostParams::order_penalty_*), applied by for_schedule.
+  double order_penalty_base = 0.0;
+  double order_penalty_slope = 0.0;
+  double order_penalty_knee = 0.0;
   // Experiments only (async model): each compute takes c * (1 + jitter * z), z a seeded
   // pseudo-random standard normal per (SM, step), clamped to [0.25 c, 4 c]. 0 = deterministic
   // costs (every planner decision uses 0). Models the step-to-step variation of a real GPU.
@@ -80,6 +119,18 @@ struct CostModel {
   static CostModel for_shape(int head_dim, int block_m, int block_n, const CostParams& params);
   // The abstract model of the spec's closed forms.
   static CostModel unit(double c = 1.0, double r = 0.25);
+  // The mean number of tasks of one co-resident group in flight while its longest task runs:
+  // the group's steps / the longest task's steps (full-mask shift: the group width; causal
+  // shift, whose tasks shrink along the diagonal: about half of it; symmetric shift: the group
+  // width, its paired tasks have equal length), capped at num_sms (<= 0: no cap). This is how
+  // many distinct Q tiles of one head a shift-type schedule has in flight. 1 for the others.
+  static double order_width(const ScheduleModel& sm, int num_sms);
+  // Compute multiplier of the visit-order penalty for this schedule (1 unless shift or
+  // symmetric shift and a penalty is set).
+  double order_factor(const ScheduleModel& sm, int num_sms) const;
+  // This model with the visit-order penalty folded into c (and the penalty fields cleared, so
+  // that applying it twice changes nothing). The simulator and the DAG call it.
+  CostModel for_schedule(const ScheduleModel& sm, int num_sms) const;
   // "sync" or "async (N stage buffers)", for reports.
   std::string reduce_model() const;
 };

@@ -6,7 +6,10 @@
 
 namespace dash {
 
-Dag build_dag(const ScheduleModel& sm, const CostModel& cost) {
+Dag build_dag(const ScheduleModel& sm, const CostModel& model) {
+  // Unlimited SMs: the visit-order penalty at the full group width; the task's fixed cost is
+  // part of its first compute node.
+  const CostModel cost = model.for_schedule(sm, 0);
   const Program prog(sm);
   Dag dag;
   // Node of the R of each (g, i, j) contribution, to chain them in rank order afterwards.
@@ -15,10 +18,13 @@ Dag build_dag(const ScheduleModel& sm, const CostModel& cost) {
   for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
     int prev_r = -1;
     std::vector<int> c_ids;  // C node of each step of this task (async edges)
+    bool c_first = true;
     for (const StepRef& s : prog.slot_steps[slot]) {
       const int c_id = static_cast<int>(dag.nodes.size());
-      dag.nodes.push_back(DagNode{false, slot, s.side, s.g, s.j, s.i, cost.c});
-      dag.nodes.push_back(DagNode{true, slot, s.side, s.g, s.j, s.i, cost.r});
+      dag.nodes.push_back(DagNode{false, slot, s.side, s.g, s.j, s.i, cost.c + (c_first ? cost.task_us : 0.0)});
+      c_first = false;
+      dag.nodes.push_back(DagNode{true, slot, s.side, s.g, s.j, s.i,
+                                  !sm.deterministic() && cost.r_atomic >= 0.0 ? cost.r_atomic : cost.r});
       dag.succ.emplace_back();
       dag.succ.emplace_back();
       dag.succ[c_id].push_back(c_id + 1);

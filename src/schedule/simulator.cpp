@@ -46,8 +46,10 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
 
 }  // namespace
 
-SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispatch dispatch,
+SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispatch dispatch,
                    bool record_events, int record_sms) {
+  // The visit-order penalty of shift-type schedules is folded into c here (for_schedule).
+  const CostModel cost = model.for_schedule(sm, P);
   if (cost.async_reduce && P > 0) return simulate_async(sm, cost, P, dispatch, record_events, record_sms);
   SimResult res;
   res.num_sms = P;
@@ -87,9 +89,10 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispat
       Cta& cta = ctas[s];
       const StepRef& st = prog.slot_steps[sm.task_slot(cta.task)][cta.step];
       const int head = sm.task_head(cta.task);
+      const double r = prog.rank_of(st.i, st.j) < 0 && cost.r_atomic >= 0.0 ? cost.r_atomic : cost.r;
       const double rs = std::max(cta.compute_end, pe);
-      const double re = rs + cost.r;
-      res.sm_busy[s] += cost.c + cost.r;
+      const double re = rs + r;
+      res.sm_busy[s] += cost.c + r;
       res.sm_stall[s] += rs - cta.compute_end;
       res.stall_by_kv_tile[st.j] += rs - cta.compute_end;
       if (record_events && (record_sms <= 0 || s < record_sms))
@@ -138,7 +141,10 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispat
       if (prog.slot_steps[sm.task_slot(t)].empty()) { ready.push({time, s}); continue; }
     }
     const StepRef& st = prog.slot_steps[sm.task_slot(cta.task)][cta.step];
-    cta.compute_end = time + cost.c;
+    // The task's fixed cost (CostModel::task_us) runs before its first compute.
+    const double task_cost = cta.step == 0 ? cost.task_us : 0.0;
+    res.sm_busy[s] += task_cost;
+    cta.compute_end = time + task_cost + cost.c;
     const int rank = prog.rank_of(st.i, st.j);
     if (rank < 0) { reduce(s, 0.0); continue; }
     const size_t dq = static_cast<size_t>(sm.task_head(cta.task)) * per_head + prog.dq_index(st.g, st.i);
@@ -164,7 +170,7 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& cost, int P, Dispat
   for (const Cta& c : ctas) res.makespan = std::max(res.makespan, std::max(c.end, c.time));
   for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
   // From the problem, not the SMs, so that a deadlocked run still reports the true bound.
-  res.total_work = total_steps * (cost.c + cost.r);
+  res.total_work = total_steps * (cost.c + cost.r) + static_cast<double>(num_tasks) * cost.task_us;
   res.lower_bound = res.total_work / P;
   res.sm_idle.resize(P);
   // Clamped: the three terms are sums of many doubles and may undershoot zero by rounding.
@@ -281,7 +287,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
         }
         cta.writer_waiting = false;
         const double rs = std::max({it.compute_end, cta.writer_end, rank >= 0 ? last_end[dq] : 0.0});
-        const double re = rs + cost.r;
+        const double re = rs + (rank < 0 && cost.r_atomic >= 0.0 ? cost.r_atomic : cost.r);
         cta.writer_end = re;
         cta.queue.pop_front();
         cta.ring[cta.reduced % K] = re;
@@ -342,12 +348,18 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
       if (prog.slot_steps[sm.task_slot(t)].empty()) { ready.push({time, s}); continue; }
     }
     // Partial q = handed needs the buffer of partial q - K reduced.
+    // The task's fixed cost (CostModel::task_us) runs before its first compute, on the SM.
+    double free_at = time;
+    if (cta.step == 0 && cost.task_us > 0.0) {
+      free_at += cost.task_us;
+      res.sm_busy[s] += cost.task_us;
+    }
     if (cta.handed >= K && cta.reduced <= cta.handed - K) {
       cta.blocked = true;
-      cta.blocked_since = time;
+      cta.blocked_since = free_at;
       continue;
     }
-    compute(s, time, cta.handed >= K ? cta.ring[(cta.handed - K) % K] : 0.0);
+    compute(s, free_at, cta.handed >= K ? cta.ring[(cta.handed - K) % K] : 0.0);
     drain();
   }
 
@@ -372,7 +384,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
   }
   for (const Cta& c : ctas) res.makespan = std::max({res.makespan, c.mma_end, c.writer_end});
   for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
-  res.total_work = total_steps * cost.c;
+  res.total_work = total_steps * cost.c + static_cast<double>(num_tasks) * cost.task_us;
   res.lower_bound = res.total_work / P;
   res.sm_idle.resize(P);
   for (int s = 0; s < P; ++s) res.sm_idle[s] = std::max(0.0, res.makespan - res.sm_busy[s] - res.sm_stall[s]);
