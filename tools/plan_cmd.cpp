@@ -261,7 +261,7 @@ void plan_usage() {
       "  --reduce M          async (dQ writer warp, the default model) or sync (the reduce holds\n"
       "                      its SM: the spec's model, the unit model's default)\n"
       "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (the\n"
-      "                      calibrated value: 2 for the sm80 tiles, 1 for 64x128; unit: 2)\n"
+      "                      calibrated value: 2 for the sm80 tiles and for 64x128; unit: 2)\n"
       "  --q-tiles N         unit model: Q tiles of the single head (16)\n"
       "  --kv-tiles N        unit model: KV tiles of the single head (16)\n"
       "output:\n"
