@@ -22,6 +22,7 @@ namespace {
 struct FwdOut {
   std::vector<double> o;
   std::vector<float> lse;
+  uint64_t o_hash = 0;  // of O's bits on the device
 };
 
 void poison_outputs(Problem& pr) {
@@ -33,6 +34,7 @@ void poison_outputs(Problem& pr) {
 void read_outputs(Problem& pr, FwdOut* out) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_TRUE(pr.o.download(pr.spec.dtype, &out->o)) << "forward left elements of O unwritten";
+  out->o_hash = pr.o.hash();
   out->lse.resize(pr.lse.bytes / sizeof(float));
   ASSERT_EQ(cudaMemcpy(out->lse.data(), pr.lse.ptr, pr.lse.bytes, cudaMemcpyDeviceToHost), cudaSuccess);
 }
@@ -65,6 +67,30 @@ kernels::FwdKernelParams kernel_params(Problem& pr) {
   return p;
 }
 
+// A direct launch_fwd_sm90 of the same problem must take the case (not decline it) and give
+// `via_api`'s O and LSE bit for bit: proof that attn_fwd ran the sm90 kernel.
+void expect_direct_launch_reproduces(Problem& pr, const FwdOut& via_api, const char* what) {
+  const ProblemSpec& spec = pr.spec;
+  FwdOut direct;
+  ASSERT_NO_FATAL_FAILURE(poison_outputs(pr));
+  const kernels::FwdKernelParams kp = kernel_params(pr);
+  const cudaError_t e = kernels::launch_fwd_sm90(kp, spec.head_dim, spec.dtype, spec.causal, nullptr);
+  ASSERT_EQ(e, cudaSuccess) << "launch_fwd_sm90 (" << what << "): " << cudaGetErrorString(e);
+  ASSERT_NO_FATAL_FAILURE(read_outputs(pr, &direct));
+  ASSERT_EQ(max_abs_diff(direct.o, via_api.o), 0.0) << "attn_fwd (" << what << ") did not run the sm90 kernel";
+  ASSERT_EQ(std::memcmp(direct.lse.data(), via_api.lse.data(), via_api.lse.size() * sizeof(float)), 0);
+}
+
+// `reruns` more attn_fwd calls give `first`'s bits (O through the device copy's hash, LSE by memcmp).
+void expect_bitwise_reruns(Problem& pr, const FwdOut& first, int reruns) {
+  for (int r = 1; r <= reruns; ++r) {
+    FwdOut again;
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &again));
+    ASSERT_EQ(again.o_hash, first.o_hash) << "rerun " << r;
+    ASSERT_EQ(std::memcmp(again.lse.data(), first.lse.data(), first.lse.size() * sizeof(float)), 0) << "rerun " << r;
+  }
+}
+
 void expect_close(const char* what, const ProblemSpec& spec, const FwdOut& a, const std::vector<double>& o_b,
                   const std::vector<double>& lse_b, double o_tol, double lse_tol) {
   const double e_o = max_abs_diff(a.o, o_b);
@@ -92,18 +118,10 @@ TEST_P(FwdSm90, MatchesSm80AndFloat64Reference) {
   const ProblemSpec& spec = GetParam();
   Problem pr(spec);
 
-  FwdOut sm80, sm90, direct;
+  FwdOut sm80, sm90;
   ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "0", &sm80));
   ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &sm90));
-
-  // The same launch without the switch: bitwise equal to the attn_fwd(DASH_FWD_SM90=1) result.
-  ASSERT_NO_FATAL_FAILURE(poison_outputs(pr));
-  const kernels::FwdKernelParams kp = kernel_params(pr);
-  const cudaError_t e = kernels::launch_fwd_sm90(kp, spec.head_dim, spec.dtype, spec.causal, nullptr);
-  ASSERT_EQ(e, cudaSuccess) << cudaGetErrorString(e);
-  ASSERT_NO_FATAL_FAILURE(read_outputs(pr, &direct));
-  ASSERT_EQ(max_abs_diff(direct.o, sm90.o), 0.0) << "attn_fwd with DASH_FWD_SM90=1 did not run the sm90 kernel";
-  ASSERT_EQ(std::memcmp(direct.lse.data(), sm90.lse.data(), sm90.lse.size() * sizeof(float)), 0);
+  ASSERT_NO_FATAL_FAILURE(expect_direct_launch_reproduces(pr, sm90, "DASH_FWD_SM90=1"));
 
   std::vector<double> lse80(sm80.lse.begin(), sm80.lse.end());
   expect_close("sm80", spec, sm90, sm80.o, lse80, 2e-2, 1e-3);
@@ -160,7 +178,7 @@ TEST_P(FwdSm90PingPong, BitwiseEqualToDefaultVariant) {
   const ProblemSpec& spec = GetParam();
   Problem pr(spec);
 
-  FwdOut base, pp, direct;
+  FwdOut base, pp;
   {
     ScopedEnv off("DASH_FWD_PINGPONG", "0");
     ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &base));
@@ -168,37 +186,16 @@ TEST_P(FwdSm90PingPong, BitwiseEqualToDefaultVariant) {
   ScopedEnv on("DASH_FWD_PINGPONG", "1");
   ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &pp));
 
-  // The direct launch must take the case and reproduce attn_fwd: attn_fwd ran the sm90 kernel.
-  ASSERT_NO_FATAL_FAILURE(poison_outputs(pr));
-  const kernels::FwdKernelParams kp = kernel_params(pr);
-  const cudaError_t e = kernels::launch_fwd_sm90(kp, spec.head_dim, spec.dtype, spec.causal, nullptr);
-  ASSERT_EQ(e, cudaSuccess) << "launch_fwd_sm90 with DASH_FWD_PINGPONG=1: " << cudaGetErrorString(e);
-  ASSERT_NO_FATAL_FAILURE(read_outputs(pr, &direct));
-  ASSERT_EQ(max_abs_diff(direct.o, pp.o), 0.0) << "attn_fwd with DASH_FWD_PINGPONG=1 did not run the sm90 kernel";
-  ASSERT_EQ(std::memcmp(direct.lse.data(), pp.lse.data(), pp.lse.size() * sizeof(float)), 0);
+  ASSERT_NO_FATAL_FAILURE(expect_direct_launch_reproduces(pr, pp, "DASH_FWD_PINGPONG=1"));
 
   // Same per-row math as the default variant: the same bits.
   EXPECT_EQ(max_abs_diff(pp.o, base.o), 0.0) << "O differs from the default variant " << spec.str();
   EXPECT_EQ(std::memcmp(pp.lse.data(), base.lse.data(), base.lse.size() * sizeof(float)), 0)
       << "LSE differs from the default variant " << spec.str();
-
-  const uint64_t o_hash = pr.o.hash();
-  for (int r = 1; r < 3; ++r) {
-    FwdOut again;
-    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &again));
-    ASSERT_EQ(pr.o.hash(), o_hash) << "rerun " << r;
-    ASSERT_EQ(std::memcmp(again.lse.data(), pp.lse.data(), pp.lse.size() * sizeof(float)), 0) << "rerun " << r;
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_bitwise_reruns(pr, pp, 2));
 }
 
-std::vector<ProblemSpec> pingpong_cases() {
-  std::vector<ProblemSpec> v;
-  for (const ProblemSpec& s : cases())
-    v.push_back(s);
-  return v;
-}
-
-INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90PingPong, testing::ValuesIn(pingpong_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90PingPong, testing::ValuesIn(cases()), case_name);
 
 // ---- fp16 -------------------------------------------------------------------------------------
 class FwdSm90Fp16 : public testing::TestWithParam<ProblemSpec> {};
@@ -208,28 +205,11 @@ TEST_P(FwdSm90Fp16, MatchesFloat64ReferenceAndRerunsBitwise) {
   const ProblemSpec& spec = GetParam();
   Problem pr(spec);
 
-  FwdOut sm80, sm90, direct;
+  FwdOut sm80, sm90;
   ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "0", &sm80));
   ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &sm90));
-
-  // The direct launch must take the case (not decline it) and reproduce attn_fwd bit for bit:
-  // proof that attn_fwd ran the sm90 kernel.
-  ASSERT_NO_FATAL_FAILURE(poison_outputs(pr));
-  const kernels::FwdKernelParams kp = kernel_params(pr);
-  const cudaError_t e = kernels::launch_fwd_sm90(kp, spec.head_dim, spec.dtype, spec.causal, nullptr);
-  ASSERT_EQ(e, cudaSuccess) << "launch_fwd_sm90 (fp16): " << cudaGetErrorString(e);
-  ASSERT_NO_FATAL_FAILURE(read_outputs(pr, &direct));
-  ASSERT_EQ(max_abs_diff(direct.o, sm90.o), 0.0) << "attn_fwd (fp16) did not run the sm90 kernel";
-  ASSERT_EQ(std::memcmp(direct.lse.data(), sm90.lse.data(), sm90.lse.size() * sizeof(float)), 0);
-
-  // Bitwise reruns (O's bits through the device copy's hash, LSE by memcmp).
-  const uint64_t o_hash = pr.o.hash();
-  for (int r = 1; r < 5; ++r) {
-    FwdOut again;
-    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &again));
-    ASSERT_EQ(pr.o.hash(), o_hash) << "rerun " << r;
-    ASSERT_EQ(std::memcmp(again.lse.data(), sm90.lse.data(), sm90.lse.size() * sizeof(float)), 0) << "rerun " << r;
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_direct_launch_reproduces(pr, sm90, "fp16"));
+  ASSERT_NO_FATAL_FAILURE(expect_bitwise_reruns(pr, sm90, 4));
 
   std::vector<double> lse80(sm80.lse.begin(), sm80.lse.end());
   expect_close("sm80", spec, sm90, sm80.o, lse80, 2e-2, 1e-3);
