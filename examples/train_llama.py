@@ -238,17 +238,19 @@ def apply_rope(x, cos, sin):
 class AttnImpl:
     """The attention call, chosen once; q (b,s,hq,d), k/v (b,s,hkv,d), bf16 -> (b,s,hq,d)."""
 
-    def __init__(self, name, schedule="auto", gqa="native"):
-        self.name, self.schedule, self.gqa = name, schedule, gqa
+    def __init__(self, name, schedule="auto", gqa="native", num_ctas=0):
+        self.name, self.schedule, self.gqa, self.num_ctas = name, schedule, gqa, num_ctas
         if name.startswith("dash"):
             import dash_attn  # noqa: F401  (fails early and clearly when not installed)
             self.dash = dash_attn
 
     def __call__(self, q, k, v):
         if self.name == "dash":
-            return self.dash.attention(q, k, v, causal=True, schedule=self.schedule, deterministic=True)
+            return self.dash.attention(q, k, v, causal=True, schedule=self.schedule, deterministic=True,
+                                       num_ctas=self.num_ctas)
         if self.name == "dash_atomic":
-            return self.dash.attention(q, k, v, causal=True, schedule="atomic", deterministic=False)
+            return self.dash.attention(q, k, v, causal=True, schedule="atomic", deterministic=False,
+                                       num_ctas=self.num_ctas)
         hq, hkv = q.shape[2], k.shape[2]
         qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
         kw = {}
@@ -408,6 +410,11 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--attn", choices=ATTNS, default="dash")
     p.add_argument("--schedule", default="auto", help="dash_attn backward schedule (--attn dash)")
+    p.add_argument("--num-ctas", type=int, default=0,
+                   help="dash_attn backward persistent grid size (0 = one CTA per SM); below the SM count "
+                        "leaves SMs to NCCL kernels that overlap the backward under DDP. The bits do not "
+                        "depend on it as long as it is at least the schedule's co-resident group (info['min_coresident']; "
+                        "a smaller grid falls back to descending)")
     p.add_argument("--dist", choices=("none", "ddp", "fsdp"), default=None,
                    help="default: ddp under torchrun (WORLD_SIZE > 1), else none")
     p.add_argument("--preset", choices=tuple(PRESETS), default="base")
@@ -488,7 +495,7 @@ def main(argv=None):
     log = (lambda *a: print("[train]", *a, flush=True)) if is_main else (lambda *a: None)
 
     cdtype = torch.bfloat16
-    impl = AttnImpl(args.attn, args.schedule)
+    impl = AttnImpl(args.attn, args.schedule, num_ctas=args.num_ctas)
     impl.gqa = probe_sdpa_gqa(impl, cfg, args.seqlen, device, cdtype)
 
     # --- model: init on CPU in fp32 from the seed, then move ---
