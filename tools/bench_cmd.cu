@@ -57,6 +57,9 @@ struct Options {
                                            dash::Schedule::kSymmetricShift, dash::Schedule::kAtomic,
                                            dash::Schedule::kAuto};
   std::string json;
+  // Memory layout of Q, K, V, O, dO and the gradients: "bshd" (batch, seq, head, dim; the
+  // flash_attn_func layout, the default) or "bhsd" (SDPA's: each head's rows contiguous).
+  bool bhsd = false;
 };
 
 std::vector<int> parse_list(const char* s) {
@@ -77,7 +80,7 @@ std::vector<int> parse_list(const char* s) {
   std::fprintf(stderr,
                "usage: dash-attn bench [--hdim 64,128] [--causal 0,1] [--seqlen 512,...,16k] [--tokens N]\n"
                "         [--hidden N] [--batch N --heads N --kv-heads N] [--dtype bf16|fp16]\n"
-               "         [--schedules a,b,...] [--reps N] [--json FILE]\n");
+               "         [--schedules a,b,...] [--reps N] [--layout bshd|bhsd] [--json FILE]\n");
   std::exit(2);
 }
 
@@ -99,6 +102,11 @@ Options parse(int argc, char** argv) {
     else if (a == "--kv-heads") o.kv_heads = std::atoi(val());
     else if (a == "--reps") o.reps = std::max(1, std::atoi(val()));
     else if (a == "--json") o.json = val();
+    else if (a == "--layout") {
+      const std::string l = val();
+      if (l == "bhsd") o.bhsd = true;
+      else if (l != "bshd") usage_error("--layout must be bshd or bhsd, got", l.c_str());
+    }
     else if (a == "--dtype") {
       const std::string d = val();
       if (d == "bf16") o.dtype = dash::DType::kBF16;
@@ -180,8 +188,9 @@ int bench_main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("dash-attn bench on %s (%d SMs), %s, %d reps (median)\n", prop.name, prop.multiProcessorCount,
-              opt.dtype == dash::DType::kBF16 ? "bf16" : "fp16", opt.reps);
+  std::printf("dash-attn bench on %s (%d SMs), %s, layout %s, %d reps (median)\n", prop.name,
+              prop.multiProcessorCount, opt.dtype == dash::DType::kBF16 ? "bf16" : "fp16", opt.bhsd ? "bhsd" : "bshd",
+              opt.reps);
 
   std::vector<Shape> shapes;
   for (int d : opt.hdims)
@@ -219,8 +228,13 @@ int bench_main(int argc, char** argv) {
     fill_random<<<1024, 256>>>(v, nk, 3, bf);
     fill_random<<<1024, 256>>>(dout, nq, 4, bf);
     BENCH_CUDA(cudaGetLastError());
-    const dash::Strides3 sq{(int64_t)s.seqlen_q * s.heads_q * s.head_dim, (int64_t)s.heads_q * s.head_dim, s.head_dim};
-    const dash::Strides3 sk{(int64_t)s.seqlen_k * s.heads_kv * s.head_dim, (int64_t)s.heads_kv * s.head_dim, s.head_dim};
+    // Strides3 {batch, seq, head} in elements.
+    const dash::Strides3 sq = opt.bhsd
+        ? dash::Strides3{(int64_t)s.heads_q * s.seqlen_q * s.head_dim, s.head_dim, (int64_t)s.seqlen_q * s.head_dim}
+        : dash::Strides3{(int64_t)s.seqlen_q * s.heads_q * s.head_dim, (int64_t)s.heads_q * s.head_dim, s.head_dim};
+    const dash::Strides3 sk = opt.bhsd
+        ? dash::Strides3{(int64_t)s.heads_kv * s.seqlen_k * s.head_dim, s.head_dim, (int64_t)s.seqlen_k * s.head_dim}
+        : dash::Strides3{(int64_t)s.seqlen_k * s.heads_kv * s.head_dim, (int64_t)s.heads_kv * s.head_dim, s.head_dim};
 
     dash::AttnFwdParams fp;
     fp.shape = s;
@@ -270,11 +284,11 @@ int bench_main(int argc, char** argv) {
       std::snprintf(line, sizeof(line),
                     "%s  {\"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"batch\": %d, \"heads\": %d, \"kv_heads\": %d, "
                     "\"schedule\": \"%s\", \"ran\": \"%s\", \"bwd_ms\": %.4f, \"bwd_tflops\": %.2f, \"pred_ms\": %.4f, "
-                    "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f}",
+                    "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f, \"layout\": \"%s\"}",
                     first_json ? "" : ",\n", sh.hdim, s.causal ? "true" : "false", sh.seqlen, sh.batch, sh.heads,
                     sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms,
                     bwd_flops / r.ms * 1e-9, r.pred_ms, fwd_ms, fwd_flops / fwd_ms * 1e-9,
-                    atomic_ms > 0 ? atomic_ms / r.ms : 0.0);
+                    atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd");
       json += line;
       first_json = false;
     }
