@@ -146,9 +146,18 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
   w.dq_sem = off; off += align256((size_t)s.batch * s.heads_q * m_tiles * sizeof(int));
   w.task_counter = off; off += 256;
   w.dq_mailbox = off; off += align256((size_t)kMaxBwdCtas * kDqMailboxBytesPerCta);
-  w.total = off;
   w.zero_begin = w.dq_accum;
   w.zero_bytes = off - w.dq_accum;
+  // DASH_BWD_REPACK=1 (draft): head-major copies of Q and dO (2-byte elements), after the
+  // zeroed range: the preprocess writes every row the main kernel reads.
+  w.pack_bytes = 0;
+  w.q_pack = w.do_pack = off;
+  if (bwd_repack_enabled()) {
+    w.pack_bytes = align256(rows * s.head_dim * 2);
+    w.q_pack = off; off += w.pack_bytes;
+    w.do_pack = off; off += w.pack_bytes;
+  }
+  w.total = off;
   return w;
 }
 }  // namespace kernels
@@ -287,9 +296,18 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // does not cover runs on the sm80 kernel.
   kernels::BwdSm90Maps sm90_maps;
   bool use_sm90 = false;
+  // DASH_BWD_REPACK=1 (draft): the sm90 kernel's Q / dO maps point at the head-major copies the
+  // preprocess writes into the workspace ([batch, heads_q, seqlen_q_pad, head_dim]).
+  const bool repack = ws.pack_bytes > 0;
+  const int64_t pad_q = (int64_t)((s.seqlen_q + kernels::kBwdBlockM - 1) / kernels::kBwdBlockM) * kernels::kBwdBlockM;
+  const Strides3 pack_stride{(int64_t)s.heads_q * pad_q * s.head_dim, s.head_dim, pad_q * s.head_dim};
+  void* q_pack = static_cast<char*>(workspace) + ws.q_pack;
+  void* do_pack = static_cast<char*>(workspace) + ws.do_pack;
   if (bwd_uses_sm90(s))
-    use_sm90 = kernels::bwd_sm90_prepare(s, tref(a.q, a.q_stride), tref(a.k, a.k_stride), tref(a.v, a.v_stride),
-                                         tref(a.dout, a.dout_stride), &sm90_maps) == cudaSuccess;
+    use_sm90 = kernels::bwd_sm90_prepare(s, repack ? tref(q_pack, pack_stride) : tref(a.q, a.q_stride),
+                                         tref(a.k, a.k_stride), tref(a.v, a.v_stride),
+                                         repack ? tref(do_pack, pack_stride) : tref(a.dout, a.dout_stride),
+                                         &sm90_maps) == cudaSuccess;
   const int block_n = use_sm90 ? kernels::kBwdSm90BlockN : kernels::kBwdBlockN;
 
   int dev = 0, num_sms = 0, per_sm = 0;
@@ -355,6 +373,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     const char* e = std::getenv("DASH_DEBUG_UNORDERED");  // diagnostic, see BwdKernelParams
     p.debug_unordered = e != nullptr && std::strcmp(e, "1") == 0 ? 1 : 0;
   }
+  p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
+  p.do_pack = repack && use_sm90 ? do_pack : nullptr;
 
   DASH_CUDA_RETURN(cudaMemsetAsync(w + ws.zero_begin, 0, ws.zero_bytes, stream));
   DASH_CUDA_RETURN(kernels::launch_bwd_preprocess(p, s.head_dim, s.dtype, stream));

@@ -52,6 +52,18 @@ __global__ void __launch_bounds__(256) attn_bwd_preprocess(const BwdKernelParams
   }
   const T* o = static_cast<const T*>(p.o.ptr) + b * p.o.sb + row * p.o.ss + h * p.o.sh;
   const T* d = static_cast<const T*>(p.dout.ptr) + b * p.dout.sb + row * p.dout.ss + h * p.dout.sh;
+  if (p.q_pack != nullptr) {
+    // DASH_BWD_REPACK=1 (draft): head-major copies of this row of Q and dO for the sm90 kernel's
+    // TMA maps (row `vec` of [batch, heads_q, seqlen_q_pad, head_dim]); 4-byte pairs per lane.
+    const T* q = static_cast<const T*>(p.q.ptr) + b * p.q.sb + row * p.q.ss + h * p.q.sh;
+    uint32_t* qd = reinterpret_cast<uint32_t*>(static_cast<T*>(p.q_pack) + vec * D);
+    uint32_t* dd = reinterpret_cast<uint32_t*>(static_cast<T*>(p.do_pack) + vec * D);
+#pragma unroll
+    for (int c = lane * 2; c < D; c += 64) {
+      qd[c / 2] = *reinterpret_cast<const uint32_t*>(q + c);
+      dd[c / 2] = *reinterpret_cast<const uint32_t*>(d + c);
+    }
+  }
   float acc = 0.f;
 #pragma unroll
   for (int c = lane * 2; c < D; c += 64) {

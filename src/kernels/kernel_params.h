@@ -49,13 +49,28 @@ struct BwdKernelParams {
   // order and task decomposition, but the dQ writer neither waits for its rank nor releases:
   // separates the cost of the ordered chain from that of the visit order. Not deterministic.
   int debug_unordered;
+  // DRAFT (DASH_BWD_REPACK=1, sm90 backward only; docs/bwd-sm90.md, "Repack draft"): when non-null,
+  // the preprocess also copies Q and dO into these workspace buffers in [batch, heads_q,
+  // seqlen_q_pad, head_dim] order (each head's rows contiguous) and the main kernel's TMA maps
+  // read them instead of the user's tensors. Same values, so the same bits.
+  void* q_pack;
+  void* do_pack;
 };
 
 // Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
 struct BwdWorkspace {
   size_t lse_log2, dsum, dq_accum, dq_sem, task_counter, dq_mailbox, total;
   size_t zero_begin, zero_bytes;  // the part zeroed before every backward (dQ accum + semaphores)
+  size_t q_pack, do_pack, pack_bytes;  // DASH_BWD_REPACK=1 only (pack_bytes 0 otherwise), not zeroed
 };
+
+// DASH_BWD_REPACK=1 (DRAFT, not yet run on a GPU): the sm90 backward reads Q and dO from a
+// head-major copy in the workspace (see BwdKernelParams::q_pack). Read on every call, by the
+// workspace size query too: set it before attn_bwd_workspace_size and keep it for the process.
+inline bool bwd_repack_enabled() {
+  const char* e = std::getenv("DASH_BWD_REPACK");
+  return e != nullptr && std::strcmp(e, "1") == 0;
+}
 BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
 
 // The sm90 forward's ping-pong variant (the two consumer warpgroups take turns issuing their

@@ -338,3 +338,92 @@ TEST(BwdSm90StridedStarts, AccurateAndBitwiseReproducible) {
 
 }  // namespace
 }  // namespace dash::test
+
+namespace dash::test {
+namespace {
+
+// DASH_BWD_REPACK=1 (draft, docs/bwd-sm90.md "Repack draft"): the sm90 kernel reads head-major
+// copies of Q and dO that the preprocess writes into the workspace. The values are the same, so
+// dQ/dK/dV must be bit for bit those of the default path, for every schedule, dtype and head dim;
+// and dq/dk/dv stay fully written (poisoned before each run). Experiment-gated
+// (DASH_TEST_SM90_DRAFT=1). The workspace is sized with the switch on (the size query reads it).
+TEST(BwdSm90Repack, BitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  int idx = 0;
+  for (auto [dt, d] : {std::pair{DType::kBF16, 128}, std::pair{DType::kBF16, 64}, std::pair{DType::kFP16, 128}})
+    for (bool causal : {false, true})
+      for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
+                                        std::tuple{2, 300, 700, 4, 1}}) {
+        ProblemSpec s;
+        s.dtype = dt; s.head_dim = d; s.causal = causal;
+        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
+        s.seed = 7300 + idx++;
+        ScopedEnv repack_for_size("DASH_BWD_REPACK", "1");
+        Problem pr(s);  // workspace sized with the pack buffers
+        ASSERT_TRUE(tested_forward(pr).ok());
+        CUDA_OK(cudaDeviceSynchronize());
+        for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift}) {
+          AttnBwdParams p = pr.bwd_params(sc);
+          p.allow_fallback = false;
+          BwdLaunchInfo info;
+          uint64_t h_default = 0;
+          {
+            ScopedEnv off("DASH_BWD_REPACK", nullptr);
+            Status st = run_sm90_bwd(pr, p, &info);
+            ASSERT_TRUE(st.ok()) << st.message;
+            h_default = pr.grad_hash();
+          }
+          Status st = run_sm90_bwd(pr, p, &info);
+          ASSERT_TRUE(st.ok()) << st.message;
+          ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
+          std::vector<double> g;
+          ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
+          ASSERT_TRUE(pr.dk.download(s.dtype, &g)) << "dK has unwritten elements " << s.str();
+          ASSERT_TRUE(pr.dv.download(s.dtype, &g)) << "dV has unwritten elements " << s.str();
+          EXPECT_EQ(pr.grad_hash(), h_default) << s.str() << " " << schedule_name(sc);
+        }
+      }
+}
+
+}  // namespace
+}  // namespace dash::test
+
+namespace dash::test {
+namespace {
+
+// Host only (runs without a GPU): the repack draft's workspace sections are sized for Q and dO
+// in head-major order, lie after the range zeroed before every backward, and appear only with
+// DASH_BWD_REPACK=1; attn_bwd_workspace_size follows the switch.
+TEST(BwdWorkspace, RepackSectionsOnlyWithTheSwitchAndOutsideTheZeroedRange) {
+  AttnShape s;
+  s.batch = 2; s.seqlen_q = 1000; s.seqlen_k = 700; s.heads_q = 8; s.heads_kv = 2; s.head_dim = 128;
+  s.dtype = DType::kBF16;
+  const size_t rows = (size_t)s.batch * s.heads_q * 1024;  // seqlen_q padded to the 64-row Q tiles
+  kernels::BwdWorkspace off, on;
+  size_t size_off = 0, size_on = 0;
+  {
+    ScopedEnv e("DASH_BWD_REPACK", nullptr);
+    off = kernels::bwd_workspace_layout(s, kernels::kBwdBlockM);
+    size_off = attn_bwd_workspace_size(s);
+  }
+  {
+    ScopedEnv e("DASH_BWD_REPACK", "1");
+    on = kernels::bwd_workspace_layout(s, kernels::kBwdBlockM);
+    size_on = attn_bwd_workspace_size(s);
+  }
+  EXPECT_EQ(off.pack_bytes, 0u);
+  EXPECT_EQ(off.total, size_off);
+  EXPECT_EQ(on.pack_bytes, rows * s.head_dim * 2);
+  EXPECT_EQ(on.total, size_on);
+  EXPECT_EQ(size_on, size_off + 2 * on.pack_bytes);
+  EXPECT_EQ(on.zero_begin, off.zero_begin);
+  EXPECT_EQ(on.zero_bytes, off.zero_bytes) << "the pack buffers must not be zeroed every call";
+  EXPECT_GE(on.q_pack, on.zero_begin + on.zero_bytes);
+  EXPECT_EQ(on.do_pack, on.q_pack + on.pack_bytes);
+  EXPECT_EQ(on.q_pack % 256, 0u);
+  EXPECT_EQ(on.do_pack + on.pack_bytes, on.total);
+}
+
+}  // namespace
+}  // namespace dash::test
