@@ -24,7 +24,7 @@ namespace plan = dash::plan;
 
 struct Options {
   int batch = 2, heads = 32, kv_heads = 8, seqlen = 8192, seqlen_k = -1, hdim = 128, sms = 132;
-  int block_m = 64, block_n = 64, q_tiles = 16, kv_tiles = 16;
+  int block_m = 64, block_n = 128, q_tiles = 16, kv_tiles = 16;  // the sm90 backward's tiles
   int causal = -1;  // -1: the cost model's default (causal for default, full for unit)
   int async_reduce = -1;  // -1: the cost model's default (async for default, sync for unit)
   int stage_buffers = -1;  // -1: the cost model's (CostParams::for_tiles: 2 for 64x64, 1 for 64x128)
@@ -249,7 +249,8 @@ void plan_usage() {
       "  --hdim N            head dimension (128)\n"
       "  --causal | --full   mask (causal; the unit model defaults to full)\n"
       "  --block-m N         query rows per Q tile (64)\n"
-      "  --block-n N         keys per KV tile (64; 128: the sm90 kernel's tiles and rates)\n"
+      "  --block-n N         keys per KV tile (128: the sm90 backward, the default on Hopper; 64: the\n"
+      "                      mma.sync backward, DASH_BWD_SM90=0 or not sm_90)\n"
       "grid:\n"
       "  --sms N             persistent CTAs, one per SM (132; unit model: KV tiles)\n"
       "  --dispatch D        dynamic (atomic task counter) or static (CTA p takes p, p+P, ...) (dynamic)\n"
