@@ -126,6 +126,9 @@ struct Sm90BwdBars {
   uint64_t qdo_empty[2];   // every MMA thread is done with the stage
   uint64_t dq_full[2];     // every MMA thread: dQ partial staged (and the mailbox slot written)
   uint64_t dq_empty[2];    // count 1: the writer's reduce of the buffer has COMPLETED
+  // kLag (DRAFT, DASH_BWD_LAGGED_DQ=1) only: the dS^T buffers, in place of named barrier 1.
+  uint64_t ds_full[2];     // every MMA thread: its dS^T half of the buffer is stored and fenced
+  uint64_t ds_empty[2];    // every MMA thread: its dQ GEMM that read the buffer has retired
 };
 
 // ---- postprocess for the sm90 staging order --------------------------------------------------
@@ -364,7 +367,13 @@ __device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)
   }
 }
 
-template <typename T, int D, bool kCausal>
+// kLag (DRAFT, not yet run on a GPU; DASH_BWD_LAGGED_DQ=1, head_dim 128 only; docs/bwd-sm90.md,
+// "Lagged-dQ draft"): the dQ GEMM of step s is issued in step s + 1 (after that step's dS^T is
+// stored) and the per-step named barrier becomes the ds_full / ds_empty mbarriers, so the two
+// MMA warpgroups are no longer in lockstep: one may run up to about a step ahead, its softmax
+// and dS math overlapping the other's GEMMs (as the forward's ping-pong does). Same GEMMs on the
+// same operands in the same order per tile: the same bits as kLag = false.
+template <typename T, int D, bool kCausal, bool kLag>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -372,6 +381,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // hdim 128: dQ split, WG w computes hdim columns 64w..64w+63. hdim 64: WG step % 2
   // computes all 64 columns (one swizzle atom wide), the other one skips GEMM 5.
   static_assert(D == 128 || D == 64, "head_dim 64 or 128");
+  static_assert(!kLag || D == 128, "the lagged-dQ draft is written for head_dim 128");
   using L = Sm90BwdSmem<D>;
   extern __shared__ __align__(128) uint8_t smem_raw[];  // rounded up to 1024 below
   __shared__ Sm90BwdBars bars;
@@ -389,6 +399,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       cuda::ptx::mbarrier_init(&bars.qdo_empty[k], kMmaArrivals);
       cuda::ptx::mbarrier_init(&bars.dq_full[k], kMmaArrivals);
       cuda::ptx::mbarrier_init(&bars.dq_empty[k], 1);
+      cuda::ptx::mbarrier_init(&bars.ds_full[k], kMmaArrivals);
+      cuda::ptx::mbarrier_init(&bars.ds_empty[k], kMmaArrivals);
     }
     cuda::ptx::mbarrier_init(&bars.kv_full, 1);
     cuda::ptx::mbarrier_init(&bars.kv_empty, kMmaArrivals);
@@ -433,7 +445,47 @@ __global__ void __launch_bounds__(kThreads, 1)
     return (kk / 4) * subtile + (kk % 4) * sm90::kKMajorStepBytes;
   };
 
+  // GEMM 5 (SS, head_dim 128): dQ[:, 64wg..] = dS K from dS^T buffer `ds_buf`: A = the dS^T tile
+  // read MN-major (tnspA), B = K MN-major (hdim chunk wg, all 128 keys along the reduction).
+  auto issue_dq = [&](float (&acc)[32], int ds_buf) {
+    const uint32_t base = opaque(smem_u32);
+    const uint32_t a_ds = base + L::kDsOff + ds_buf * L::kDsBytes;
+    const uint32_t b_k = base + L::kKOff + wg * sm90::subtile_bytes(kBN);
+    ptx::warpgroup_fence_operand(acc);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk)
+      ptx::wgmma_ss<64, 1, 1, T>(acc, sw128_desc<L::kDsBytes, 1024>(a_ds + kk * sm90::kMNMajorStepBytes),
+                                 sw128_desc<sm90::subtile_bytes(kBN), 1024>(b_k + kk * sm90::kMNMajorStepBytes),
+                                 kk > 0 ? 1 : 0);
+    ptx::wgmma_commit_group();
+  };
+  // Hands dQ tile number `use` (head_dim 128: this warpgroup's 64 columns) to the writer: staging
+  // buffer use % 2, free once the writer's reduce of tile use - 2 has completed. Fragment order:
+  // float4 (wg, k, t) = acc[4k..4k+3]. Lane 0 of warp 0 writes the mailbox slot.
+  auto stage_dq = [&](const float (&acc)[32], int use, const DqMeta& meta) {
+    const int dbuf = use & 1;
+    sm90::mbar_wait(&bars.dq_empty[dbuf], ((use >> 1) & 1) ^ 1);
+    float* stage = sDqStage + dbuf * L::kDqFloats;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      *reinterpret_cast<float4*>(stage + ((wg * 8 + k) * 128 + t) * 4) =
+          make_float4(acc[4 * k], acc[4 * k + 1], acc[4 * k + 2], acc[4 * k + 3]);
+    if (warp == 0 && lane_id() == 0) mailbox[dbuf] = meta;
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
+    cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
+  };
+  // The position of (Q tile ii, KV tile jj) in dQ tile ii's accumulation chain (schedule.h), as in
+  // the sm80 writer; warp-uniform, meaningful in the warp that writes the mailbox.
+  auto rank_of = [&](int ii, int jj) -> int {
+    if (!M.deterministic()) return 0;
+    return M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(ii, jj, lane_id(), 32)) : M.rank(ii, jj);
+  };
+
   int side_use = 0, step_use = 0;  // step_use also numbers the dQ tiles handed to the writer
+  // kLag: the step whose dQ GEMM is still to be issued (its dS^T is in buffer prev_use % 2).
+  bool have_prev = false;
+  int prev_use = 0, prev_i = 0, prev_hq = 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const int tslot = it & 1;
@@ -512,6 +564,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         // Address = swizzle128_offset(row, col) with row = key_local + 8 (x % 2), col = 16k + 8 (x / 2)
         // + 2 quad: row % 8 = lane / 4 for both rows, 16-byte chunk 2k + x / 2, 4 quad bytes inside it.
         // Computed here from opaque values so that the 16 addresses are not hoisted and kept live.
+        if constexpr (kLag) {
+          // Buffer step_use % 2 last held the dS^T of step step_use - 2: both warpgroups' dQ GEMMs
+          // of that step must have retired (first use of each buffer: falls through).
+          sm90::mbar_wait(&bars.ds_empty[step_use & 1], ((step_use >> 1) & 1) ^ 1);
+        }
         {
           const uint32_t row_addr = opaque(smem_u32) + L::kDsOff + (step_use & 1) * L::kDsBytes +
                                     key_local * sm90::kSwizzleBytes + 4 * quad;
@@ -525,6 +582,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
         }
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> wgmma (async proxy)
+        if constexpr (kLag) cuda::ptx::mbarrier_arrive(&bars.ds_full[step_use & 1]);  // every MMA thread
 
         // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q; B = dO / Q MN-major (hdim chunks 8 KiB apart).
         {
@@ -548,8 +606,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::wgmma_commit_group();
         }
 
-        // Both warpgroups' dS^T are in smem (and fenced) before either reads the whole tile.
-        ptx::named_bar_sync(kBarDs, kMmaThreads);
+        // Both warpgroups' dS^T are in smem (and fenced) before either reads the whole tile
+        // (kLag: the ds_full mbarrier of the lagged step instead).
+        if constexpr (!kLag) ptx::named_bar_sync(kBarDs, kMmaThreads);
         // Waits for GEMMs 3 and 4 (their A fragments are then free) and fences every operand.
         auto retire_all = [&]() {
           ptx::wgmma_wait_group<0>();
@@ -561,53 +620,49 @@ __global__ void __launch_bounds__(kThreads, 1)
             ptx::warpgroup_fence_operand(df[k]);
           }
         };
-        // The tile's position in dQ tile i's accumulation chain (schedule.h), as in the sm80
-        // writer; warp-uniform, meaningful in the warp that writes the mailbox.
-        auto chain_rank = [&]() -> int {
-          if (!M.deterministic()) return 0;
-          return M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(i, j, lane_id(), 32)) : M.rank(i, j);
-        };
 
-        if constexpr (D == 128) {
-          // GEMM 5 (SS): dQ[:, 64wg..] = dS K: A = dS^T tile read MN-major (tnspA), B = K MN-major.
-          // Issued while GEMMs 3 and 4 may still run (one wait below retires all three): the
-          // register peak is dK + dV + the P^T/dS^T fragments + this accumulator (192).
+        if constexpr (D == 128 && kLag) {
+          // GEMM 5 of the PREVIOUS step (its dS^T in buffer prev_use % 2, both halves stored:
+          // ds_full), issued while GEMMs 3 and 4 of this step may still run; one wait retires
+          // all three. Same register peak as the unlagged order (dK + dV + P^T/dS^T fragments +
+          // this accumulator).
           float dqacc[32];
-          {
-            const uint32_t base = opaque(smem_u32);
-            const uint32_t a_ds = base + L::kDsOff + (step_use & 1) * L::kDsBytes;
-            const uint32_t b_k = base + L::kKOff + wg * sm90::subtile_bytes(kBN);
-            ptx::warpgroup_fence_operand(dqacc);
-            ptx::wgmma_fence();
 #pragma unroll
-            for (int kk = 0; kk < kBN / 16; ++kk)
-              ptx::wgmma_ss<64, 1, 1, T>(dqacc, sw128_desc<L::kDsBytes, 1024>(a_ds + kk * sm90::kMNMajorStepBytes),
-                                         sw128_desc<sm90::subtile_bytes(kBN), 1024>(b_k + kk * sm90::kMNMajorStepBytes),
-                                         kk > 0 ? 1 : 0);
-            ptx::wgmma_commit_group();
+          for (int x = 0; x < 32; ++x) dqacc[x] = 0.f;  // defined on both paths (ptxas spilled otherwise)
+          int rank = 0;
+          if (have_prev) {  // uniform over the CTA
+            sm90::mbar_wait(&bars.ds_full[prev_use & 1], (prev_use >> 1) & 1);
+            issue_dq(dqacc, prev_use & 1);
+            if (warp == 0) rank = rank_of(prev_i, j);  // under the GEMMs
           }
+          retire_all();
+          // Q, dO, LSE, D of this stage are consumed (GEMM 5 reads only dS and K).
+          cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
+          if (have_prev) {
+            ptx::warpgroup_fence_operand(dqacc);
+            cuda::ptx::mbarrier_arrive(&bars.ds_empty[prev_use & 1]);  // every MMA thread
+            stage_dq(dqacc, prev_use, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
+          }
+          have_prev = true;
+          prev_use = step_use;
+          prev_i = i;
+          prev_hq = hq;
+        } else if constexpr (D == 128) {
+          // GEMM 5 (SS): dQ[:, 64wg..] = dS K, issued while GEMMs 3 and 4 may still run (one wait
+          // below retires all three): the register peak is dK + dV + the P^T/dS^T fragments +
+          // this accumulator (192).
+          float dqacc[32];
+          issue_dq(dqacc, step_use & 1);
           // NOTES: the rank loop (shift / symmetric shift: O(n / 32) key evaluations per lane,
           // integer divisions) runs while the tensor cores work on GEMMs 3-5; computed after the
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
           // barrier late), a cost that grew with seqlen.
-          const int rank = warp == 0 ? chain_rank() : 0;
+          const int rank = warp == 0 ? rank_of(i, j) : 0;
           retire_all();
           ptx::warpgroup_fence_operand(dqacc);
           // Q, dO, LSE, D of this stage are consumed.
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
-
-          // Hand the partial to the writer: buffer step_use % 2, free once the writer's reduce of
-          // tile step_use - 2 has completed. Fragment order: float4 (wg, k, t) = dqacc[4k..4k+3].
-          const int dbuf = step_use & 1;
-          sm90::mbar_wait(&bars.dq_empty[dbuf], ((step_use >> 1) & 1) ^ 1);
-          float* stage = sDqStage + dbuf * L::kDqFloats;
-#pragma unroll
-          for (int k = 0; k < 8; ++k)
-            *reinterpret_cast<float4*>(stage + ((wg * 8 + k) * 128 + t) * 4) =
-                make_float4(dqacc[4 * k], dqacc[4 * k + 1], dqacc[4 * k + 2], dqacc[4 * k + 3]);
-          if (warp == 0 && lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
-          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
-          cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
+          stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}});
         } else {
           // hdim 64: warpgroup dbuf = step_use % 2 computes the whole dQ tile into its
           // own staging buffer dbuf; the other warpgroup skips GEMM 5 and only arrives on
@@ -647,7 +702,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               *reinterpret_cast<float4*>(stage + (k * 128 + t) * 4) =
                   make_float4(dqacc[4 * k], dqacc[4 * k + 1], dqacc[4 * k + 2], dqacc[4 * k + 3]);
             if (warp == 4 * wg) {  // the first warp of the dQ warpgroup
-              const int rank = chain_rank();
+              const int rank = rank_of(i, j);
               if (lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
             }
             cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
@@ -660,6 +715,20 @@ __global__ void __launch_bounds__(kThreads, 1)
        }
       }
 
+      if constexpr (kLag) {
+        // The side's last dQ GEMM (it reads K): issue, retire and hand it over before K/V go.
+        if (have_prev) {
+          float dqacc[32];
+          sm90::mbar_wait(&bars.ds_full[prev_use & 1], (prev_use >> 1) & 1);
+          issue_dq(dqacc, prev_use & 1);
+          const int rank = warp == 0 ? rank_of(prev_i, j) : 0;
+          ptx::wgmma_wait_group<0>();
+          ptx::warpgroup_fence_operand(dqacc);
+          cuda::ptx::mbarrier_arrive(&bars.ds_empty[prev_use & 1]);  // every MMA thread
+          stage_dq(dqacc, prev_use, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
+          have_prev = false;
+        }
+      }
       // K/V of this side are no longer read (the last step waited for all its wgmma).
       cuda::ptx::mbarrier_arrive(&bars.kv_empty);  // every MMA thread (kMmaArrivals)
 
@@ -688,32 +757,33 @@ __global__ void __launch_bounds__(kThreads, 1)
   cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
 }
 
-template <typename T, int D, bool kCausal>
+template <typename T, int D, bool kCausal, bool kLag>
 cudaError_t set_smem_attr() {
-  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(Sm90BwdSmem<D>::kDynamicBytes));
 }
 
-template <typename T, int D, bool kCausal>
+template <typename T, int D, bool kCausal, bool kLag>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-  cudaError_t err = set_smem_attr<T, D, kCausal>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, kLag>();
   if (err != cudaSuccess) return err;
-  attn_bwd_sm90_main<T, D, kCausal><<<num_ctas, kThreads, Sm90BwdSmem<D>::kDynamicBytes, stream>>>(
+  attn_bwd_sm90_main<T, D, kCausal, kLag><<<num_ctas, kThreads, Sm90BwdSmem<D>::kDynamicBytes, stream>>>(
       maps.q, maps.k, maps.v, maps.dout, p);
   return cudaGetLastError();
 }
 
+// Both variants have the same shared memory and launch bounds: one occupancy for both.
 template <typename T, int D, bool kCausal>
 cudaError_t occupancy(int* ctas_per_sm) {
-  cudaError_t err = set_smem_attr<T, D, kCausal>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, false>();
   if (err != cudaSuccess) return err;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<T, D, kCausal>, kThreads,
-                                                       Sm90BwdSmem<D>::kDynamicBytes);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<T, D, kCausal, false>,
+                                                       kThreads, Sm90BwdSmem<D>::kDynamicBytes);
 }
 
 // Runs F<T, D, kCausal>::run(args...) for the run-time (dtype, head_dim, causal) that
-// bwd_sm90_covers accepts; cudaErrorNotSupported (nothing launched) otherwise. The bf16 head_dim
-// 64/128 in bf16 and fp16.
+// bwd_sm90_covers accepts (head_dim 64/128 in bf16 and fp16); cudaErrorNotSupported (nothing
+// launched) otherwise.
 template <template <typename, int, bool> class F, typename... Args>
 cudaError_t dispatch(DType dtype, int head_dim, bool causal, Args&&... args) {
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
@@ -729,7 +799,11 @@ cudaError_t dispatch(DType dtype, int head_dim, bool causal, Args&&... args) {
 template <typename T, int D, bool C>
 struct MainLauncher {
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-    return launch_main<T, D, C>(p, maps, num_ctas, stream);
+    // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
+    if constexpr (D == 128) {
+      if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
+    }
+    return launch_main<T, D, C, false>(p, maps, num_ctas, stream);
   }
 };
 template <typename T, int D, bool C>

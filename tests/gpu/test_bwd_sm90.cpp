@@ -342,48 +342,66 @@ TEST(BwdSm90StridedStarts, AccurateAndBitwiseReproducible) {
 namespace dash::test {
 namespace {
 
-// DASH_BWD_REPACK=1 (draft, docs/bwd-sm90.md "Repack draft"): the sm90 kernel reads head-major
-// copies of Q and dO that the preprocess writes into the workspace. The values are the same, so
-// dQ/dK/dV must be bit for bit those of the default path, for every schedule, dtype and head dim;
-// and dq/dk/dv stay fully written (poisoned before each run). Experiment-gated
-// (DASH_TEST_SM90_DRAFT=1). The workspace is sized with the switch on (the size query reads it).
-TEST(BwdSm90Repack, BitwiseEqualToTheDefaultPath) {
-  REQUIRE_SM90_DRAFT_TESTS();
-  REQUIRE_SM90();
+// A draft switch (an environment variable) of the sm90 backward that must not change any bit:
+// for every case, dQ/dK/dV with the switch on equal the default path's bit for bit, every
+// gradient element is written (poisoned before each run), and the sm90 kernel ran. The workspace
+// is sized with the switch on (the size query reads DASH_BWD_REPACK). Grids 0 (= SMs) and 31.
+void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType, int>>& kinds, int seed0) {
   int idx = 0;
-  for (auto [dt, d] : {std::pair{DType::kBF16, 128}, std::pair{DType::kBF16, 64}, std::pair{DType::kFP16, 128}})
+  for (auto [dt, d] : kinds)
     for (bool causal : {false, true})
       for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
                                         std::tuple{2, 300, 700, 4, 1}}) {
         ProblemSpec s;
         s.dtype = dt; s.head_dim = d; s.causal = causal;
         s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
-        s.seed = 7300 + idx++;
-        ScopedEnv repack_for_size("DASH_BWD_REPACK", "1");
-        Problem pr(s);  // workspace sized with the pack buffers
+        s.seed = seed0 + idx++;
+        ScopedEnv on_for_size(env, "1");
+        Problem pr(s);
         ASSERT_TRUE(tested_forward(pr).ok());
         CUDA_OK(cudaDeviceSynchronize());
-        for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift}) {
-          AttnBwdParams p = pr.bwd_params(sc);
-          p.allow_fallback = false;
-          BwdLaunchInfo info;
-          uint64_t h_default = 0;
-          {
-            ScopedEnv off("DASH_BWD_REPACK", nullptr);
-            Status st = run_sm90_bwd(pr, p, &info);
+        for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift})
+          for (int grid : {0, 31}) {
+            AttnBwdParams p = pr.bwd_params(sc);
+            p.allow_fallback = false;
+            p.num_ctas = grid;
+            BwdLaunchInfo info;
+            uint64_t h_default = 0;
+            {
+              ScopedEnv off(env, nullptr);
+              const Status st = run_sm90_bwd(pr, p, &info);
+              if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // group > grid
+              ASSERT_TRUE(st.ok()) << st.message;
+              h_default = pr.grad_hash();
+            }
+            const Status st = run_sm90_bwd(pr, p, &info);
             ASSERT_TRUE(st.ok()) << st.message;
-            h_default = pr.grad_hash();
+            ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
+            std::vector<double> g;
+            ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << env << ": dQ has unwritten elements " << s.str();
+            ASSERT_TRUE(pr.dk.download(s.dtype, &g)) << env << ": dK has unwritten elements " << s.str();
+            ASSERT_TRUE(pr.dv.download(s.dtype, &g)) << env << ": dV has unwritten elements " << s.str();
+            EXPECT_EQ(pr.grad_hash(), h_default) << env << " " << s.str() << " " << schedule_name(sc) << " grid " << grid;
           }
-          Status st = run_sm90_bwd(pr, p, &info);
-          ASSERT_TRUE(st.ok()) << st.message;
-          ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
-          std::vector<double> g;
-          ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
-          ASSERT_TRUE(pr.dk.download(s.dtype, &g)) << "dK has unwritten elements " << s.str();
-          ASSERT_TRUE(pr.dv.download(s.dtype, &g)) << "dV has unwritten elements " << s.str();
-          EXPECT_EQ(pr.grad_hash(), h_default) << s.str() << " " << schedule_name(sc);
-        }
       }
+}
+
+// DASH_BWD_REPACK=1 (draft, docs/bwd-sm90.md "Repack draft"): the sm90 kernel reads head-major
+// copies of Q and dO that the preprocess writes into the workspace: same values, same bits.
+// Experiment-gated (DASH_TEST_SM90_DRAFT=1).
+TEST(BwdSm90Repack, BitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_REPACK", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 7300);
+}
+
+// DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
+// GEMM is issued one step later and the warpgroups synchronise on mbarriers instead of a named
+// barrier: the same GEMMs on the same operands, so the same bits. Experiment-gated.
+TEST(BwdSm90LaggedDq, BitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_LAGGED_DQ", {{DType::kBF16, 128}, {DType::kFP16, 128}}, 7400);
 }
 
 }  // namespace
