@@ -445,12 +445,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     return (kk / 4) * subtile + (kk % 4) * sm90::kKMajorStepBytes;
   };
 
-  // GEMM 5 (SS, head_dim 128): dQ[:, 64wg..] = dS K from dS^T buffer `ds_buf`: A = the dS^T tile
-  // read MN-major (tnspA), B = K MN-major (hdim chunk wg, all 128 keys along the reduction).
-  auto issue_dq = [&](float (&acc)[32], int ds_buf) {
+  // GEMM 5 (SS): dQ[:, 64 chunk..] = dS K from dS^T buffer `ds_buf`: A = the dS^T tile read
+  // MN-major (tnspA), B = K MN-major (hdim sub-tile `chunk`, all 128 keys along the reduction).
+  // head_dim 128: chunk = wg (each warpgroup 64 columns); head_dim 64: chunk 0 (whole tile).
+  auto issue_dq = [&](float (&acc)[32], int ds_buf, int chunk) {
     const uint32_t base = opaque(smem_u32);
     const uint32_t a_ds = base + L::kDsOff + ds_buf * L::kDsBytes;
-    const uint32_t b_k = base + L::kKOff + wg * sm90::subtile_bytes(kBN);
+    const uint32_t b_k = base + L::kKOff + chunk * sm90::subtile_bytes(kBN);
     ptx::warpgroup_fence_operand(acc);
     ptx::wgmma_fence();
 #pragma unroll
@@ -632,7 +633,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           int rank = 0;
           if (have_prev) {  // uniform over the CTA
             sm90::mbar_wait(&bars.ds_full[prev_use & 1], (prev_use >> 1) & 1);
-            issue_dq(dqacc, prev_use & 1);
+            issue_dq(dqacc, prev_use & 1, wg);
             if (warp == 0) rank = rank_of(prev_i, j);  // under the GEMMs
           }
           retire_all();
@@ -652,7 +653,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // below retires all three): the register peak is dK + dV + the P^T/dS^T fragments +
           // this accumulator (192).
           float dqacc[32];
-          issue_dq(dqacc, step_use & 1);
+          issue_dq(dqacc, step_use & 1, wg);
           // NOTES: the rank loop (shift / symmetric shift: O(n / 32) key evaluations per lane,
           // integer divisions) runs while the tensor cores work on GEMMs 3-5; computed after the
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
@@ -676,19 +677,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             // GEMM 5 (SS): dQ = dS K over all 128 keys: A = dS^T tile read MN-major (tnspA), B = K
             // MN-major (its only hdim sub-tile). The hdim 128 GEMM with chunk w = 0.
             float dqacc[32];
-            {
-              const uint32_t base = opaque(smem_u32);
-              const uint32_t a_ds = base + L::kDsOff + dbuf * L::kDsBytes;
-              const uint32_t b_k = base + L::kKOff;
-              ptx::warpgroup_fence_operand(dqacc);
-              ptx::wgmma_fence();
-#pragma unroll
-              for (int kk = 0; kk < kBN / 16; ++kk)
-                ptx::wgmma_ss<64, 1, 1, T>(dqacc, sw128_desc<L::kDsBytes, 1024>(a_ds + kk * sm90::kMNMajorStepBytes),
-                                           sw128_desc<sm90::subtile_bytes(kBN), 1024>(b_k + kk * sm90::kMNMajorStepBytes),
-                                           kk > 0 ? 1 : 0);
-              ptx::wgmma_commit_group();
-            }
+            issue_dq(dqacc, dbuf, 0);
             ptx::wgmma_wait_group<0>();
             ptx::warpgroup_fence_operand(dqacc);
 
@@ -720,7 +709,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (have_prev) {
           float dqacc[32];
           sm90::mbar_wait(&bars.ds_full[prev_use & 1], (prev_use >> 1) & 1);
-          issue_dq(dqacc, prev_use & 1);
+          issue_dq(dqacc, prev_use & 1, wg);
           const int rank = warp == 0 ? rank_of(prev_i, j) : 0;
           ptx::wgmma_wait_group<0>();
           ptx::warpgroup_fence_operand(dqacc);
