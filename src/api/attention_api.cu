@@ -373,6 +373,10 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     const char* e = std::getenv("DASH_DEBUG_UNORDERED");  // diagnostic, see BwdKernelParams
     p.debug_unordered = e != nullptr && std::strcmp(e, "1") == 0 ? 1 : 0;
   }
+  {
+    const char* e = std::getenv("DASH_BWD_TAKE_LATE");  // draft, see BwdKernelParams
+    p.take_late = e != nullptr && std::strcmp(e, "1") == 0 ? 1 : 0;
+  }
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;
 

@@ -226,7 +226,14 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
   const int num_tasks = M.num_tasks();
   const bool dynamic = p.dispatch == Dispatch::kDynamic;
   const bool drain = dynamic && M.min_coresident() > 1;
-  int tiles_published = 0;
+  // DRAFT (p.take_late, DASH_BWD_TAKE_LATE=1): group-width-1 deterministic schedules wait for
+  // lower tasks only, so taking a task early is deadlock-free, but a task taken up to two tasks
+  // ahead of its start holds up every later task of its chain (spt, ascending, descending: their
+  // successors wait for it while this CTA still works on its previous task). With take_late the
+  // next task is taken once the MMA warps have finished the last side of the previous one
+  // (kv_empty's phase of that side), as in the sm80 kernel.
+  const bool late = dynamic && !drain && M.deterministic() && p.take_late != 0;
+  int tiles_published = 0, sides_published = 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     // NOTES: the drain rule (attn_bwd_sm80.cu): the next task may belong to the same group and
@@ -236,6 +243,10 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     if (drain && tiles_published > 0) {
       while (atomicAdd(s_reduced, 0) < tiles_published) __nanosleep(64);
     }
+    // kv_empty completes one phase per side the MMA warps finish; phase sides_published - 1 is
+    // the last side published. It cannot complete a later phase meanwhile: that needs a side of a
+    // task not yet published.
+    if (late && sides_published > 0) sm90::mbar_wait(&bars.kv_empty, (sides_published - 1) & 1);
     const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * gridDim.x;
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_empty[tslot], ((it >> 1) & 1) ^ 1);
@@ -243,6 +254,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     cuda::ptx::mbarrier_arrive(&bars.task_full[tslot]);  // release: orders the s_task store
     if (task >= num_tasks) break;
     tiles_published += M.task_steps(M.task_slot(task));
+    sides_published += M.num_sides(M.task_slot(task));
   }
 }
 

@@ -360,7 +360,8 @@ void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType
         Problem pr(s);
         ASSERT_TRUE(tested_forward(pr).ok());
         CUDA_OK(cudaDeviceSynchronize());
-        for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift})
+        for (Schedule sc : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kShift,
+                            Schedule::kSymmetricShift})
           for (int grid : {0, 31}) {
             AttnBwdParams p = pr.bwd_params(sc);
             p.allow_fallback = false;
@@ -393,6 +394,14 @@ TEST(BwdSm90Repack, BitwiseEqualToTheDefaultPath) {
   REQUIRE_SM90_DRAFT_TESTS();
   REQUIRE_SM90();
   expect_switch_keeps_bits("DASH_BWD_REPACK", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 7300);
+}
+
+// DASH_BWD_TAKE_LATE=1 (draft, docs/bwd-sm90.md "Late task taking"): group-width-1 schedules take
+// the next task only when the previous one is done; task order never changes bits. Gated.
+TEST(BwdSm90TakeLate, BitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_TAKE_LATE", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7500);
 }
 
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
