@@ -52,6 +52,9 @@ part span-bshd 90 "$X" bench "${SPAN[@]}" --json "$OUT/span-bshd.json"
 part span-bhsd 90 "$X" bench "${SPAN[@]}" --layout bhsd --json "$OUT/span-bhsd.json"
 grep -q "PASSED" "$OUT/test-repack.log" &&
   DASH_BWD_REPACK=1 part span-repack 90 "$X" bench "${SPAN[@]}" --json "$OUT/span-repack.json"
+# Which stream costs: the chain off (unordered), then also the dQ reduce-adds off (dQ wrong).
+DASH_DEBUG_UNORDERED=1 part span-unordered 90 "$X" bench "${SPAN[@]}" --json "$OUT/span-unordered.json"
+DASH_DEBUG_UNORDERED=1 DASH_DEBUG_NO_REDUCE=1 part span-noreduce 90 "$X" bench "${SPAN[@]}" --json "$OUT/span-noreduce.json"
 
 # 4. the planner's picks on the GPU (hdim 64 too; the hdim 128 part is in bench-default.json).
 part bench-hdim64 120 "$X" bench --hdim 64 --json "$OUT/bench-hdim64.json"

@@ -372,6 +372,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   {
     const char* e = std::getenv("DASH_DEBUG_UNORDERED");  // diagnostic, see BwdKernelParams
     p.debug_unordered = e != nullptr && std::strcmp(e, "1") == 0 ? 1 : 0;
+    const char* r = std::getenv("DASH_DEBUG_NO_REDUCE");  // diagnostic, dQ wrong
+    p.debug_no_reduce = r != nullptr && std::strcmp(r, "1") == 0 ? 1 : 0;
   }
   {
     const char* e = std::getenv("DASH_BWD_TAKE_LATE");  // draft, see BwdKernelParams

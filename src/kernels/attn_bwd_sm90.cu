@@ -200,9 +200,11 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
         // The acquired predecessor's adds must be ordered before our async-proxy adds.
         cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
       }
-      cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst,
-                                      sDq + buf * L::kDqFloats, L::kDqBytes);
-      cuda::ptx::cp_async_bulk_commit_group();
+      if (!p.debug_no_reduce) {  // diagnostic switch, see BwdKernelParams
+        cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst,
+                                        sDq + buf * L::kDqFloats, L::kDqBytes);
+        cuda::ptx::cp_async_bulk_commit_group();
+      }
       // Completion, not `.read`: the adds must have landed before the semaphore moves (dash-spec 4).
       cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
       if (ordered) {

@@ -49,6 +49,10 @@ struct BwdKernelParams {
   // order and task decomposition, but the dQ writer neither waits for its rank nor releases:
   // separates the cost of the ordered chain from that of the visit order. Not deterministic.
   int debug_unordered;
+  // Diagnostic only (DASH_DEBUG_NO_REDUCE=1, sm90 backward): the dQ writer skips the bulk
+  // reduce-add itself (dQ is WRONG): with debug_unordered, separates the cost of the dQ
+  // reduce traffic from that of the Q/dO loads of a visit order.
+  int debug_no_reduce;
   // DRAFT (DASH_BWD_REPACK=1, sm90 backward only; docs/bwd-sm90.md, "Repack draft"): when non-null,
   // the preprocess also copies Q and dO into these workspace buffers in [batch, heads_q,
   // seqlen_q_pad, head_dim] order (each head's rows contiguous) and the main kernel's TMA maps
