@@ -9,7 +9,8 @@
 #      hdim 128 full 4k-16k in the default (bshd) layout, in the bhsd layout, and with
 #      DASH_BWD_REPACK=1;
 #   4. `auto` of the refit planner (d1ffa51) against every schedule, both head dims.
-# Needs a built tree (BUILD_DIR, default build). Every part prints one summary line.
+# Builds into BUILD_DIR (default build) when the binaries are missing. Every part prints one
+# summary line.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/experiment-logs}
@@ -17,7 +18,10 @@ mkdir -p "$OUT"
 B=${BUILD_DIR:-build}
 T=$B/tests/dash_gpu_tests
 X=$B/dash-attn
-[ -x "$T" ] && [ -x "$X" ] || { echo "experiments.sh: build first ($B)"; exit 1; }
+if [ ! -x "$T" ] || [ ! -x "$X" ]; then  # build here (ninja, every core)
+  cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release > "$OUT/configure.log" 2>&1 &&
+    cmake --build "$B" -j "$(nproc)" > "$OUT/build.log" 2>&1 || { echo "experiments.sh: build failed"; tail -20 "$OUT/build.log"; exit 1; }
+fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$OUT/machine.txt" 2>&1
 status=0
 
@@ -45,6 +49,10 @@ grep -q "PASSED" "$OUT/test-late.log" && {
   DASH_BWD_TAKE_LATE=1 part bench-late 150 "$X" bench --schedules ascending,spt,descending,atomic --json "$OUT/bench-late.json"
   part bench-early 150 "$X" bench --schedules ascending,spt,descending,atomic --json "$OUT/bench-early.json"
 }
+
+# 2c. both drafts together (hdim 128, every schedule).
+grep -q "PASSED" "$OUT/test-lagged.log" && grep -q "PASSED" "$OUT/test-late.log" &&
+  DASH_BWD_LAGGED_DQ=1 DASH_BWD_TAKE_LATE=1 part bench-lagged-late 120 "$X" bench --hdim 128 --json "$OUT/bench-lagged-late.json"
 
 # 3. address span: the same kernel, three ways of laying out Q/dO.
 SPAN=(--hdim 128 --causal 0 --seqlen 4096,8192,16384 --schedules descending,shift,atomic)
