@@ -44,7 +44,8 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import det_mode, machine_info, short, is_fatal_cuda_error, Timer, csv_ints, csv_strs  # noqa: E402
+from peers import (det_mode, machine_info, short, is_fatal_cuda_error, Timer, csv_ints, csv_strs,  # noqa: E402
+                   raise_recompile_limits)
 
 MODELS = {
     "llama3-8b": dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn=14336, rope_theta=500000.0),
@@ -287,13 +288,7 @@ def main(argv=None):
         print("[e2e] no CUDA device (use --device cpu for a dry run)")
         return 2
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
-    import torch._dynamo.config as dcfg
-    for attr in ("recompile_limit", "cache_size_limit"):
-        if hasattr(dcfg, attr):
-            setattr(dcfg, attr, max(getattr(dcfg, attr), args.recompile_limit))
-    for attr in ("accumulated_recompile_limit", "accumulated_cache_size_limit"):
-        if hasattr(dcfg, attr):
-            setattr(dcfg, attr, max(getattr(dcfg, attr), 4 * args.recompile_limit))
+    raise_recompile_limits(args.recompile_limit)
 
     meta = machine_info()
     meta["args"] = vars(args)

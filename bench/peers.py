@@ -81,6 +81,17 @@ def git_commit():
         return "unknown"
 
 
+def raise_recompile_limits(limit):
+    """Lets torch.compile keep one graph per shape of a sweep (names differ across torch versions)."""
+    import torch._dynamo.config as dcfg
+    for attr in ("recompile_limit", "cache_size_limit"):
+        if hasattr(dcfg, attr):
+            setattr(dcfg, attr, max(getattr(dcfg, attr), limit))
+    for attr in ("accumulated_recompile_limit", "accumulated_cache_size_limit"):
+        if hasattr(dcfg, attr):
+            setattr(dcfg, attr, max(getattr(dcfg, attr), 4 * limit))
+
+
 def machine_info():
     info = {
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S"),
@@ -550,13 +561,7 @@ def main(argv=None):
         print("[peers] no CUDA device: nothing to measure (use --device cpu for a dry run)")
         return 2
 
-    import torch._dynamo.config as dcfg
-    for attr in ("recompile_limit", "cache_size_limit"):
-        if hasattr(dcfg, attr):
-            setattr(dcfg, attr, max(getattr(dcfg, attr), args.recompile_limit))
-    for attr in ("accumulated_recompile_limit", "accumulated_cache_size_limit"):
-        if hasattr(dcfg, attr):
-            setattr(dcfg, attr, max(getattr(dcfg, attr), 4 * args.recompile_limit))
+    raise_recompile_limits(args.recompile_limit)
 
     meta = machine_info()
     meta["args"] = vars(args)

@@ -170,23 +170,12 @@ bool hopper_path_enabled(const char* var) {
   return e == nullptr || std::strcmp(e, "0") != 0;
 }
 
-bool current_device_is_sm90() {
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return major == 9 && minor == 0;
-}
-
 // Whether attn_bwd will run the sm90 backward for this shape (dense TMA-expressible strides
 // assumed; a stride the TMA cannot express still falls back to sm80 at launch): bf16 and fp16,
 // head_dim 64 and 128 (kernels::bwd_sm90_covers).
 bool bwd_uses_sm90(const AttnShape& s) {
   return hopper_path_enabled("DASH_BWD_SM90") && kernels::bwd_sm90_covers(s.dtype, s.head_dim) &&
-         current_device_is_sm90();
+         kernels::current_device_is_sm90();
 }
 }  // namespace
 

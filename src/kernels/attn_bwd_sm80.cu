@@ -9,6 +9,7 @@
 // order, so GQA needs no second reduction.
 #include <cmath>
 
+#include "kernels/dispatch.cuh"
 #include "kernels/kernel_params.h"
 #include "kernels/tile_io.cuh"
 #include "ptx/mma_sm80.cuh"
@@ -416,19 +417,6 @@ cudaError_t occupancy(int* ctas_per_sm) {
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (err != cudaSuccess) return err;
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, kernel, kBwdThreads, smem);
-}
-
-// Runs F<T, D, kCausal>() for the run-time (dtype, head_dim, causal): the one place where
-// run-time flags become template parameters.
-template <template <typename, int, bool> class F, typename... Args>
-cudaError_t dispatch(DType dtype, int head_dim, bool causal, Args&&... args) {
-  if (dtype == DType::kBF16) {
-    if (head_dim == 64)
-      return causal ? F<__nv_bfloat16, 64, true>::run(args...) : F<__nv_bfloat16, 64, false>::run(args...);
-    return causal ? F<__nv_bfloat16, 128, true>::run(args...) : F<__nv_bfloat16, 128, false>::run(args...);
-  }
-  if (head_dim == 64) return causal ? F<__half, 64, true>::run(args...) : F<__half, 64, false>::run(args...);
-  return causal ? F<__half, 128, true>::run(args...) : F<__half, 128, false>::run(args...);
 }
 
 template <typename T, int D, bool C>

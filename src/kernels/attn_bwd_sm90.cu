@@ -47,6 +47,7 @@
 #include <cuda_runtime.h>
 
 #include "api/tma_desc.h"
+#include "kernels/dispatch.cuh"
 #include "kernels/kernel_params.h"
 #include "kernels/sm90/fragment.cuh"
 #include "kernels/sm90/smem_desc.cuh"
@@ -498,9 +499,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
 
   int side_use = 0, step_use = 0;  // step_use also numbers the dQ tiles handed to the writer
-  // kLag: the step whose dQ GEMM is still to be issued (its dS^T is in buffer prev_use % 2).
-  bool have_prev = false;
-  int prev_use = 0, prev_i = 0, prev_hq = 0;
+  // kLag: the dQ GEMM of step `use` (both dS^T halves stored: ds_full), then, once retired, the
+  // dS^T buffer freed (ds_empty) and the partial handed to the writer. The lagged step is always
+  // step_use - 1 of the same side; its Q tile and query head are kept in prev_i / prev_hq.
+  auto issue_lagged_dq = [&](float (&acc)[32], int use) {
+    sm90::mbar_wait(&bars.ds_full[use & 1], (use >> 1) & 1);
+    issue_dq(acc, use & 1, wg);
+  };
+  auto finish_lagged_dq = [&](float (&acc)[32], int use, const DqMeta& meta) {
+    ptx::warpgroup_fence_operand(acc);
+    cuda::ptx::mbarrier_arrive(&bars.ds_empty[use & 1]);  // every MMA thread
+    stage_dq(acc, use, meta);
+  };
+  int prev_i = 0, prev_hq = 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const int tslot = it & 1;
@@ -637,29 +648,22 @@ __global__ void __launch_bounds__(kThreads, 1)
         };
 
         if constexpr (D == 128 && kLag) {
-          // GEMM 5 of the PREVIOUS step (its dS^T in buffer prev_use % 2, both halves stored:
-          // ds_full), issued while GEMMs 3 and 4 of this step may still run; one wait retires
-          // all three. Same register peak as the unlagged order (dK + dV + P^T/dS^T fragments +
-          // this accumulator).
+          // GEMM 5 of the PREVIOUS step of this side (none at its first step), issued while
+          // GEMMs 3 and 4 of this step may still run; one wait retires all three. Same register
+          // peak as the unlagged order (dK + dV + P^T/dS^T fragments + this accumulator).
+          const bool have_prev = t_step > 0 || g > 0;  // uniform over the CTA
           float dqacc[32];
 #pragma unroll
           for (int x = 0; x < 32; ++x) dqacc[x] = 0.f;  // defined on both paths (ptxas spilled otherwise)
           int rank = 0;
-          if (have_prev) {  // uniform over the CTA
-            sm90::mbar_wait(&bars.ds_full[prev_use & 1], (prev_use >> 1) & 1);
-            issue_dq(dqacc, prev_use & 1, wg);
+          if (have_prev) {
+            issue_lagged_dq(dqacc, step_use - 1);
             if (warp == 0) rank = rank_of(prev_i, j);  // under the GEMMs
           }
           retire_all();
           // Q, dO, LSE, D of this stage are consumed (GEMM 5 reads only dS and K).
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
-          if (have_prev) {
-            ptx::warpgroup_fence_operand(dqacc);
-            cuda::ptx::mbarrier_arrive(&bars.ds_empty[prev_use & 1]);  // every MMA thread
-            stage_dq(dqacc, prev_use, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
-          }
-          have_prev = true;
-          prev_use = step_use;
+          if (have_prev) finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
           prev_i = i;
           prev_hq = hq;
         } else if constexpr (D == 128) {
@@ -719,17 +723,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
 
       if constexpr (kLag) {
-        // The side's last dQ GEMM (it reads K): issue, retire and hand it over before K/V go.
-        if (have_prev) {
+        // The side's last dQ GEMM (step step_use - 1; it reads K): issue, retire and hand it
+        // over before K/V go.
+        if (nsteps > 0) {
           float dqacc[32];
-          sm90::mbar_wait(&bars.ds_full[prev_use & 1], (prev_use >> 1) & 1);
-          issue_dq(dqacc, prev_use & 1, wg);
+          issue_lagged_dq(dqacc, step_use - 1);
           const int rank = warp == 0 ? rank_of(prev_i, j) : 0;
           ptx::wgmma_wait_group<0>();
-          ptx::warpgroup_fence_operand(dqacc);
-          cuda::ptx::mbarrier_arrive(&bars.ds_empty[prev_use & 1]);  // every MMA thread
-          stage_dq(dqacc, prev_use, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
-          have_prev = false;
+          finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
         }
       }
       // K/V of this side are no longer read (the last step waited for all its wgmma).
@@ -784,21 +785,6 @@ cudaError_t occupancy(int* ctas_per_sm) {
                                                        kThreads, Sm90BwdSmem<D>::kDynamicBytes);
 }
 
-// Runs F<T, D, kCausal>::run(args...) for the run-time (dtype, head_dim, causal) that
-// bwd_sm90_covers accepts (head_dim 64/128 in bf16 and fp16); cudaErrorNotSupported (nothing
-// launched) otherwise.
-template <template <typename, int, bool> class F, typename... Args>
-cudaError_t dispatch(DType dtype, int head_dim, bool causal, Args&&... args) {
-  if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
-  using BF16 = __nv_bfloat16;
-  if (dtype == DType::kBF16) {
-    if (head_dim == 128) return causal ? F<BF16, 128, true>::run(args...) : F<BF16, 128, false>::run(args...);
-    return causal ? F<BF16, 64, true>::run(args...) : F<BF16, 64, false>::run(args...);
-  }
-  if (head_dim == 128) return causal ? F<__half, 128, true>::run(args...) : F<__half, 128, false>::run(args...);
-  return causal ? F<__half, 64, true>::run(args...) : F<__half, 64, false>::run(args...);
-}
-
 template <typename T, int D, bool C>
 struct MainLauncher {
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
@@ -829,14 +815,7 @@ struct PostLauncher {
 cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const TensorRef& k, const TensorRef& v,
                              const TensorRef& dout, BwdSm90Maps* maps) {
   if (!bwd_sm90_covers(s.dtype, s.head_dim)) return cudaErrorNotSupported;
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return cudaErrorNotSupported;
-  }
-  if (major != 9 || minor != 0) return cudaErrorNotSupported;  // sm_90a code only
+  if (!current_device_is_sm90()) return cudaErrorNotSupported;  // sm_90a code only
   const Strides3 sq{q.sb, q.ss, q.sh}, sk{k.sb, k.ss, k.sh}, sv{v.sb, v.ss, v.sh}, sd{dout.sb, dout.ss, dout.sh};
   const DType dt = s.dtype;
   // A stride the TMA cannot express is "not supported": the caller uses the sm80 kernel.
@@ -851,14 +830,17 @@ cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const Tenso
 cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim, DType dtype,
                                  bool causal, int num_ctas, cudaStream_t stream) {
   if (p.model.p.block_m != kBM || p.model.p.block_n != kBN) return cudaErrorNotSupported;
+  if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }
 
 cudaError_t launch_bwd_postprocess_sm90(const BwdKernelParams& p, int head_dim, DType dtype, cudaStream_t stream) {
+  if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   return dispatch<PostLauncher>(dtype, head_dim, false, p, stream);
 }
 
 cudaError_t bwd_main_sm90_occupancy(int head_dim, DType dtype, bool causal, int* ctas_per_sm) {
+  if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   return dispatch<OccupancyQuery>(dtype, head_dim, causal, ctas_per_sm);
 }
 

@@ -436,16 +436,9 @@ cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype,
   const bool fp16 = dtype == DType::kFP16;
   if ((dtype != DType::kBF16 && !fp16) || (head_dim != 64 && head_dim != 128)) return cudaErrorNotSupported;
   if (p.batch > 65535 || p.heads_q > 65535) return cudaErrorNotSupported;
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return cudaErrorNotSupported;
-  }
-  if (major != 9 || minor != 0) return cudaErrorNotSupported;  // sm_90a code only
-  // DASH_FWD_PINGPONG=1: the ping-pong variant (not yet run on a GPU). Read on every call, like
-  // DASH_FWD_SM90, so that a test can switch it with setenv.
+  if (!current_device_is_sm90()) return cudaErrorNotSupported;  // sm_90a code only
+  // The ping-pong variant unless DASH_FWD_PINGPONG=0. Read on every call, like DASH_FWD_SM90, so
+  // that a test can switch it with setenv.
   const bool pp = fwd_pingpong_enabled();
   if (fp16) {
     if (head_dim == 64)

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include <cuda.h>
+#include <cuda_runtime.h>
 
 #include "dash_attn/attention.h"
 #include "dash_attn/schedule.h"
@@ -82,6 +83,19 @@ struct BwdWorkspace {
 inline bool bwd_lagged_dq_enabled() {
   const char* e = std::getenv("DASH_BWD_LAGGED_DQ");
   return e != nullptr && std::strcmp(e, "1") == 0;
+}
+
+// Whether the current device is compute capability 9.0 (the sm_90a kernels run nowhere else);
+// false, with the error cleared, when the query fails.
+inline bool current_device_is_sm90() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major == 9 && minor == 0;
 }
 
 inline bool bwd_repack_enabled() {

@@ -370,6 +370,14 @@ struct Score {
   std::string picks;                    // per point: the pick against the measured best (markdown rows)
 };
 
+// The order of the calibration fits: more `auto` picks within 3%, then more pairs in order, then
+// the smaller rms log ratio error.
+bool better_fit(const Score& a, const Score& b) {
+  if (a.auto_ok != b.auto_ok) return a.auto_ok > b.auto_ok;
+  if (a.pairs_ok != b.pairs_ok) return a.pairs_ok > b.pairs_ok;
+  return a.ratio_err < b.ratio_err;
+}
+
 Score score(const CostParams& params, const Sweep& sw, bool print) {
   Score sc;
   if (print)
@@ -510,11 +518,7 @@ TEST(Calibration, DISABLED_FitCostParams) {
         print_score(what, s);
         cands.push_back({s, p});
       }
-  std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
-    if (a.s.auto_ok != b.s.auto_ok) return a.s.auto_ok > b.s.auto_ok;
-    if (a.s.pairs_ok != b.s.pairs_ok) return a.s.pairs_ok > b.s.pairs_ok;
-    return a.s.ratio_err < b.s.ratio_err;
-  });
+  std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return better_fit(a.s, b.s); });
   for (size_t k = 0; k < std::min<size_t>(5, cands.size()); ++k)
     std::printf("best %zu: auto %d pairs %d ratio err %.3f bw %g lat %g buffers %d\n", k, cands[k].s.auto_ok,
                 cands[k].s.pairs_ok, cands[k].s.ratio_err, cands[k].p.reduce_gbytes_per_s,
@@ -596,11 +600,7 @@ TEST(Calibration, DISABLED_FitSm90CostParams) {
           print_score(what, s);
           cands.push_back({s, p});
         }
-  std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
-    if (a.s.auto_ok != b.s.auto_ok) return a.s.auto_ok > b.s.auto_ok;
-    if (a.s.pairs_ok != b.s.pairs_ok) return a.s.pairs_ok > b.s.pairs_ok;
-    return a.s.ratio_err < b.s.ratio_err;
-  });
+  std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return better_fit(a.s, b.s); });
   for (size_t k = 0; k < std::min<size_t>(5, cands.size()); ++k)
     std::printf("best %zu: auto %d pairs %d ratio err %.3f lat %.1f base %.2f slope %.3f knee %.0f\n", k,
                 cands[k].s.auto_ok, cands[k].s.pairs_ok, cands[k].s.ratio_err, cands[k].p.reduce_latency_us,

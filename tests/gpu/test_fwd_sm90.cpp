@@ -111,17 +111,16 @@ void expect_close(const char* what, const ProblemSpec& spec, const FwdOut& a, co
                      << " (" << a.lse[first_bad] << " vs " << lse_b[first_bad] << "), max finite diff " << e_lse;
 }
 
-class FwdSm90 : public testing::TestWithParam<ProblemSpec> {};
-
-TEST_P(FwdSm90, MatchesSm80AndFloat64Reference) {
-  REQUIRE_GPU();
-  const ProblemSpec& spec = GetParam();
+// attn_fwd on the sm90 path against the sm80 kernel and, for the smaller shapes, the float64
+// reference (plus, with lowp_bound, O within the low-precision bound of it); a direct
+// launch_fwd_sm90 reproduces it bit for bit; `reruns` more calls give the same bits.
+void check_sm90_forward(const ProblemSpec& spec, int reruns, bool lowp_bound) {
   Problem pr(spec);
-
   FwdOut sm80, sm90;
   ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "0", &sm80));
   ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &sm90));
-  ASSERT_NO_FATAL_FAILURE(expect_direct_launch_reproduces(pr, sm90, "DASH_FWD_SM90=1"));
+  ASSERT_NO_FATAL_FAILURE(expect_direct_launch_reproduces(pr, sm90, spec.str().c_str()));
+  ASSERT_NO_FATAL_FAILURE(expect_bitwise_reruns(pr, sm90, reruns));
 
   std::vector<double> lse80(sm80.lse.begin(), sm80.lse.end());
   expect_close("sm80", spec, sm90, sm80.o, lse80, 2e-2, 1e-3);
@@ -132,8 +131,20 @@ TEST_P(FwdSm90, MatchesSm80AndFloat64Reference) {
     const ref::RefShape rs = pr.ref_shape();
     std::vector<double> o_ref(pr.q.host.size()), lse_ref((size_t)rs.batch * rs.heads_q * rs.seqlen_q);
     ref::attention_forward(rs, pr.q.host.data(), pr.k.host.data(), pr.v.host.data(), o_ref.data(), lse_ref.data());
+    if (lowp_bound) {
+      std::vector<double> o_lp, dq_lp, dk_lp, dv_lp;
+      lowp_attention(rs, spec.dtype, pr.q.host, pr.k.host, pr.v.host, pr.dout.host, &o_lp, &dq_lp, &dk_lp, &dv_lp);
+      expect_within_lowp_bound("O " + spec.str(), sm90.o, o_lp, o_ref);
+    }
     expect_close("float64 reference", spec, sm90, o_ref, lse_ref, 2e-2, 1e-3);
   }
+}
+
+class FwdSm90 : public testing::TestWithParam<ProblemSpec> {};
+
+TEST_P(FwdSm90, MatchesSm80AndFloat64Reference) {
+  REQUIRE_GPU();
+  ASSERT_NO_FATAL_FAILURE(check_sm90_forward(GetParam(), /*reruns=*/0, /*lowp_bound=*/false));
 }
 
 std::vector<ProblemSpec> cases() {
@@ -202,28 +213,7 @@ class FwdSm90Fp16 : public testing::TestWithParam<ProblemSpec> {};
 
 TEST_P(FwdSm90Fp16, MatchesFloat64ReferenceAndRerunsBitwise) {
   REQUIRE_GPU();
-  const ProblemSpec& spec = GetParam();
-  Problem pr(spec);
-
-  FwdOut sm80, sm90;
-  ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "0", &sm80));
-  ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &sm90));
-  ASSERT_NO_FATAL_FAILURE(expect_direct_launch_reproduces(pr, sm90, "fp16"));
-  ASSERT_NO_FATAL_FAILURE(expect_bitwise_reruns(pr, sm90, 4));
-
-  std::vector<double> lse80(sm80.lse.begin(), sm80.lse.end());
-  expect_close("sm80", spec, sm90, sm80.o, lse80, 2e-2, 1e-3);
-
-  const double work = (double)spec.batch * spec.heads_q * spec.seqlen_q * spec.seqlen_k;
-  if (work <= 8.5e6) {
-    const ref::RefShape rs = pr.ref_shape();
-    std::vector<double> o_ref(pr.q.host.size()), lse_ref((size_t)rs.batch * rs.heads_q * rs.seqlen_q);
-    ref::attention_forward(rs, pr.q.host.data(), pr.k.host.data(), pr.v.host.data(), o_ref.data(), lse_ref.data());
-    std::vector<double> o_lp, dq_lp, dk_lp, dv_lp;
-    lowp_attention(rs, spec.dtype, pr.q.host, pr.k.host, pr.v.host, pr.dout.host, &o_lp, &dq_lp, &dk_lp, &dv_lp);
-    expect_within_lowp_bound("O " + spec.str(), sm90.o, o_lp, o_ref);
-    expect_close("float64 reference", spec, sm90, o_ref, lse_ref, 2e-2, 1e-3);
-  }
+  ASSERT_NO_FATAL_FAILURE(check_sm90_forward(GetParam(), /*reruns=*/4, /*lowp_bound=*/true));
 }
 
 std::vector<ProblemSpec> fp16_cases() {
