@@ -365,8 +365,10 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     p.debug_no_reduce = r != nullptr && std::strcmp(r, "1") == 0 ? 1 : 0;
   }
   {
-    const char* e = std::getenv("DASH_BWD_TAKE_LATE");  // draft, see BwdKernelParams
-    p.take_late = e != nullptr && std::strcmp(e, "1") == 0 ? 1 : 0;
+    // Default on since 6ed5f35's measurements (docs/perf.md, v5); DASH_BWD_TAKE_LATE=0 restores the
+    // run-ahead taker (comparison only: same bits, slower chains).
+    const char* e = std::getenv("DASH_BWD_TAKE_LATE");
+    p.take_late = e != nullptr && std::strcmp(e, "0") == 0 ? 0 : 1;
   }
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;

@@ -229,7 +229,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
   const int num_tasks = M.num_tasks();
   const bool dynamic = p.dispatch == Dispatch::kDynamic;
   const bool drain = dynamic && M.min_coresident() > 1;
-  // DRAFT (p.take_late, DASH_BWD_TAKE_LATE=1): group-width-1 deterministic schedules wait for
+  // Late taking (p.take_late, default; DASH_BWD_TAKE_LATE=0 off): group-width-1 deterministic schedules wait for
   // lower tasks only, so taking a task early is deadlock-free, but a task taken up to two tasks
   // ahead of its start holds up every later task of its chain (spt, ascending, descending: their
   // successors wait for it while this CTA still works on its previous task). With take_late the

@@ -60,10 +60,10 @@ struct BwdKernelParams {
   // read them instead of the user's tensors. Same values, so the same bits.
   void* q_pack;
   void* do_pack;
-  // DRAFT (DASH_BWD_TAKE_LATE=1, sm90 backward; docs/bwd-sm90.md "Late task taking"): with
-  // dynamic dispatch and a deterministic schedule of group width 1 (ascending, spt, descending),
-  // take the next task only once the MMA warps have finished the previous one, as the sm80
-  // kernel does, instead of up to two tasks ahead. Does not change any bit.
+  // Late task taking (sm90 backward, default; DASH_BWD_TAKE_LATE=0 turns it off; docs/bwd-sm90.md
+  // "Late task taking"): with dynamic dispatch and a deterministic schedule of group width 1
+  // (ascending, spt, descending), take the next task only once the MMA warps have finished the
+  // previous one, as the sm80 kernel does, instead of up to two tasks ahead. Does not change any bit.
   int take_late;
 };
 

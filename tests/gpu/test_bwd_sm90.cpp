@@ -346,7 +346,9 @@ namespace {
 // for every case, dQ/dK/dV with the switch on equal the default path's bit for bit, every
 // gradient element is written (poisoned before each run), and the sm90 kernel ran. The workspace
 // is sized with the switch on (the size query reads DASH_BWD_REPACK). Grids 0 (= SMs) and 31.
-void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType, int>>& kinds, int seed0) {
+// Runs every schedule with `env` unset (the default path) and with env=value; the bits must match.
+void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType, int>>& kinds, int seed0,
+                              const char* value = "1") {
   int idx = 0;
   for (auto [dt, d] : kinds)
     for (bool causal : {false, true})
@@ -356,7 +358,7 @@ void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType
         s.dtype = dt; s.head_dim = d; s.causal = causal;
         s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
         s.seed = seed0 + idx++;
-        ScopedEnv on_for_size(env, "1");
+        ScopedEnv on_for_size(env, value);
         Problem pr(s);
         ASSERT_TRUE(tested_forward(pr).ok());
         CUDA_OK(cudaDeviceSynchronize());
@@ -396,12 +398,13 @@ TEST(BwdSm90Repack, BitwiseEqualToTheDefaultPath) {
   expect_switch_keeps_bits("DASH_BWD_REPACK", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 7300);
 }
 
-// DASH_BWD_TAKE_LATE=1 (draft, docs/bwd-sm90.md "Late task taking"): group-width-1 schedules take
-// the next task only when the previous one is done; task order never changes bits. Gated.
-TEST(BwdSm90TakeLate, BitwiseEqualToTheDefaultPath) {
-  REQUIRE_SM90_DRAFT_TESTS();
+// Late task taking is the default (docs/bwd-sm90.md "Late task taking"): group-width-1 schedules
+// take the next task only when the previous one is done. DASH_BWD_TAKE_LATE=0 restores the
+// run-ahead taker; task order never changes bits, so both must give the same bits.
+TEST(BwdSm90TakeLate, BitwiseEqualToRunAheadTaking) {
   REQUIRE_SM90();
-  expect_switch_keeps_bits("DASH_BWD_TAKE_LATE", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7500);
+  expect_switch_keeps_bits("DASH_BWD_TAKE_LATE", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 7500,
+                           "0");
 }
 
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
