@@ -434,6 +434,9 @@ def parse_args(argv=None):
     p.add_argument("--bucket-mb", type=int, default=25, help="DDP bucket_cap_mb (keep fixed)")
     p.add_argument("--timing-warmup", type=int, default=10, help="steps excluded from tokens/s")
     p.add_argument("--log-every", type=int, default=10, help="steps between loss fetches (one sync)")
+    p.add_argument("--profile-steps", type=int, default=0,
+                   help="profile this many steps after the timing warm-up (torch.profiler; rank 0 writes "
+                        "OUT/profile.txt, GPU time per kernel); tokens/s then includes the profiler's overhead")
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     p.add_argument("--no-fill-uninitialized", action="store_true",
                    help="torch.utils.deterministic.fill_uninitialized_memory = False (faster; the kernels used here do not read uninitialised memory)")
@@ -450,6 +453,28 @@ def parse_args(argv=None):
     if args.attn.startswith("dash") and (cfg["head_dim"] not in (64, 128) or args.device != "cuda"):
         p.error("dash_attn needs --device cuda and head_dim 64 or 128")
     return args, cfg
+
+
+def write_profile(prof, steps, path, log):
+    """GPU time per kernel over the profiled steps (ms per step), largest first, into `path`."""
+    rows = []
+    for e in prof.key_averages():
+        t = getattr(e, "self_device_time_total", None)
+        if t is None:
+            t = getattr(e, "self_cuda_time_total", 0)
+        if t and t > 0:
+            rows.append((t / 1000.0 / max(steps, 1), e.count / max(steps, 1), e.key))
+    rows.sort(reverse=True)
+    total = sum(r[0] for r in rows)
+    lines = [f"GPU time per step over {steps} profiled steps: {total:.3f} ms (sum of self device time)",
+             f"{'ms/step':>9} {'share':>6} {'calls':>6}  name"]
+    for ms, calls, name in rows[:40]:
+        lines.append(f"{ms:9.3f} {100 * ms / total if total else 0:5.1f}% {calls:6.1f}  {name[:110]}")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    log(f"profile ({steps} steps) written to {path}")
+    for line in lines[:22]:
+        log(line)
 
 
 def main(argv=None):
@@ -583,7 +608,18 @@ def main(argv=None):
             log(f"step {pending[-1][0] + 1}/{args.steps} loss {last_loss:.4f}")
         pending.clear()
 
+    prof = None
+    prof_first = min(args.timing_warmup, args.steps - 1)
     for step in range(args.steps):
+        if step == prof_first and args.profile_steps > 0 and is_main:
+            prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                      torch.profiler.ProfilerActivity.CUDA])
+            prof.start()
+        if prof is not None and step == prof_first + args.profile_steps:
+            sync()
+            prof.stop()
+            write_profile(prof, args.profile_steps, os.path.join(args.out, "profile.txt"), log)
+            prof = None
         if step == min(args.timing_warmup, args.steps - 1):
             flush()
             sync()
@@ -613,6 +649,9 @@ def main(argv=None):
             flush()
     flush()
     sync()
+    if prof is not None:  # fewer steps left than --profile-steps
+        prof.stop()
+        write_profile(prof, args.steps - prof_first, os.path.join(args.out, "profile.txt"), log)
     elapsed = time.perf_counter() - t_start
     timed_steps = args.steps - step_start
     tok_s = timed_steps * tokens_per_step / elapsed if elapsed > 0 else float("nan")

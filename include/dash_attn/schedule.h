@@ -115,6 +115,7 @@ struct ScheduleModel {
   int group_width = 1;      // tasks that must run together (min co-resident CTAs)
   int rect_begin = 0;       // symmetric shift: first Q tile of the rectangle all long sides share
   int start_stride = 1;     // shift / symmetric shift: distance between consecutive start Q tiles
+  int head_block = 1;       // task order: heads interleaved in blocks of this many (see task_head)
 
   // Symmetric shift only makes sense with a causal mask; on a full mask it is shift.
   // strided_starts: shift / symmetric shift start their walks `start_stride` Q tiles apart when
@@ -153,8 +154,43 @@ struct ScheduleModel {
   DASH_HD bool deterministic() const { return schedule != Schedule::kAtomic; }
   DASH_HD int num_tasks() const { return p.num_heads() * tasks_per_head; }
   DASH_HD int min_coresident() const { return group_width; }
-  DASH_HD int task_head(int task) const { return task / tasks_per_head; }  // b * heads_kv + h_kv
-  DASH_HD int task_slot(int task) const { return task % tasks_per_head; }
+  // Task numbering (the order of the dynamic counter and of the static stride). head_block 1:
+  // head-major, task = head * tasks_per_head + slot. head_block B > 1 (group-width-1 schedules
+  // only, set by with_head_block): heads are taken in blocks of B and interleaved inside a block,
+  // task = block_base + slot * B' + (head - first head of the block), B' = the block's size
+  // (the last block may be smaller), so that consecutive tasks belong to different heads and
+  // fewer CTAs meet on one head's dQ chains at once. Either way a contribution's chain
+  // predecessor (slot - 1 of the same head, for ascending / descending / spt) has a lower task
+  // number, which is what deadlock freedom under dynamic dispatch needs (dash-spec 5); the ranks
+  // do not depend on the numbering, so neither do the bits.
+  DASH_HD int head_block_size(int hb) const {
+    const int rest = p.num_heads() - hb * head_block;
+    return rest < head_block ? rest : head_block;
+  }
+  DASH_HD int task_head(int task) const {  // b * heads_kv + h_kv
+    if (head_block <= 1) return task / tasks_per_head;
+    const int per = head_block * tasks_per_head, hb = task / per, r = task - hb * per;
+    return hb * head_block + r % head_block_size(hb);
+  }
+  DASH_HD int task_slot(int task) const {
+    if (head_block <= 1) return task % tasks_per_head;
+    const int per = head_block * tasks_per_head, hb = task / per, r = task - hb * per;
+    return r / head_block_size(hb);
+  }
+  // Inverse of (task_head, task_slot).
+  DASH_HD int task_of(int head, int slot) const {
+    if (head_block <= 1) return head * tasks_per_head + slot;
+    const int hb = head / head_block;
+    return hb * head_block * tasks_per_head + slot * head_block_size(hb) + (head - hb * head_block);
+  }
+  // This model with heads interleaved in blocks of `b` (clamped to [1, heads]); grouped
+  // schedules (shift, symmetric shift) keep the head-major order their co-residency argument uses.
+  DASH_HD ScheduleModel with_head_block(int b) const {
+    ScheduleModel r = *this;
+    const int H = p.num_heads();
+    r.head_block = group_width > 1 || b < 1 ? 1 : (b > H ? H : b);
+    return r;
+  }
   DASH_HD int group_of_slot(int slot) const { return slot / group_width; }
 
   // ---- execution order -------------------------------------------------------------------

@@ -335,6 +335,9 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.fell_back = true;
     model = ScheduleModel::make(tp, Schedule::kDescending);
   }
+  // DASH_HEAD_BLOCK=B (experiment): interleave the tasks of B heads (group-width-1 schedules;
+  // schedule.h, task_head). Same bits, another task order.
+  if (const char* hb = std::getenv("DASH_HEAD_BLOCK")) model = model.with_head_block(std::atoi(hb));
 
   kernels::BwdKernelParams p{};
   p.q = tref(a.q, a.q_stride);

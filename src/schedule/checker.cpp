@@ -192,7 +192,7 @@ CheckResult check_grid(const ScheduleModel& sm, Dispatch dispatch, int P, Interl
         int owner_j = -1;
         for (int j = 0; j < sm.chain_length(s.i); ++j)
           if (prog.rank_of(s.i, j) == have) owner_j = j;
-        const int owner_task = owner_j < 0 ? -1 : head * sm.tasks_per_head + sm.slot_of(owner_j);
+        const int owner_task = owner_j < 0 ? -1 : sm.task_of(head, sm.slot_of(owner_j));
         os << "; CTA " << c << " task " << cta.task << " step " << cta.step << " (side " << s.side
            << " g " << s.g << " t " << s.t << ": KV " << s.j << " -> dQ " << s.i << ") waits for rank "
            << prog.rank_of(s.i, s.j) << ", counter at " << have << ", owed by KV tile " << owner_j

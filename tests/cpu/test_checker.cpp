@@ -84,6 +84,53 @@ TEST(Checker, EveryScheduleOverTheShapeGrid) {
   EXPECT_EQ(checked, static_cast<int>(grid().size()) * 2 * 6 * 2);
 }
 
+// Heads interleaved in blocks (ScheduleModel::with_head_block, DASH_HEAD_BLOCK): the numbering
+// is a bijection onto (head, slot), task_of inverts it, every chain predecessor of a
+// group-width-1 schedule has a lower task number, grouped schedules keep head-major order, and
+// the whole schedule still checks (coverage, ranks, no deadlock for every grid and dispatch).
+TEST(Checker, HeadBlocksKeepPredecessorsLowerAndAreDeadlockFree) {
+  const std::vector<Shape> shapes = {{2, 6, 2, 320, 320, 64, 64}, {3, 4, 1, 448, 320, 64, 128},
+                                     {1, 5, 5, 1000, 1000, 64, 128}, {2, 2, 2, 100, 300, 64, 64}};
+  int checked = 0;
+  for (const Shape& s : shapes)
+    for (bool causal : {false, true})
+      for (Schedule sched : kAll)
+        for (int hb : {2, 3, 4, 64}) {
+          const ScheduleModel base = ScheduleModel::make(problem(s, causal), sched);
+          const ScheduleModel sm = base.with_head_block(hb);
+          const int H = sm.p.num_heads();
+          const std::string what = std::string(schedule_name(sched)) + " head_block " + std::to_string(hb) + " " +
+                                   label(s, causal);
+          if (base.group_width > 1) {
+            EXPECT_EQ(sm.head_block, 1) << what;
+          } else {
+            EXPECT_EQ(sm.head_block, std::min(hb, H)) << what;
+          }
+          std::vector<int> seen(static_cast<size_t>(sm.num_tasks()), 0);
+          for (int t = 0; t < sm.num_tasks(); ++t) {
+            const int h = sm.task_head(t), slot = sm.task_slot(t);
+            ASSERT_TRUE(h >= 0 && h < H && slot >= 0 && slot < sm.tasks_per_head) << what << " task " << t;
+            ASSERT_EQ(sm.task_of(h, slot), t) << what;
+            ++seen[static_cast<size_t>(h) * sm.tasks_per_head + slot];
+            // Chain predecessors: every KV tile of the same head whose contribution to a shared
+            // dQ tile ranks lower must belong to a lower task.
+            if (sm.group_width == 1 && sm.deterministic())
+              for (int side = 0; side < sm.num_sides(slot); ++side) {
+                const int j = sm.kv_tile(slot, side);
+                for (int i = sm.p.q_tile_begin(j); i < sm.m; ++i)
+                  for (int jj = 0; jj < sm.chain_length(i); ++jj)
+                    if (sm.rank(i, jj) < sm.rank(i, j))
+                      EXPECT_LT(sm.task_of(h, sm.slot_of(jj)), t) << what << " dQ " << i << " KV " << jj << "<" << j;
+              }
+          }
+          for (int c : seen) ASSERT_EQ(c, 1) << what;
+          const CheckResult r = check_schedule(sm, 40);
+          EXPECT_TRUE(r.ok) << what << ": " << r.error;
+          ++checked;
+        }
+  EXPECT_EQ(checked, 4 * 2 * 6 * 4);
+}
+
 // shift with m = 2n (64-row Q tiles, 128-key KV tiles, full mask): KV tile j starts at Q tile 2j,
 // so the contributions to every dQ tile arrive exactly two steps apart (two steps of slack per
 // chain link), and every (Q tile, step) pair is visited at most once.

@@ -353,7 +353,7 @@ void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType
   for (auto [dt, d] : kinds)
     for (bool causal : {false, true})
       for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
-                                        std::tuple{2, 300, 700, 4, 1}}) {
+                                        std::tuple{2, 300, 700, 4, 1}, std::tuple{3, 200, 333, 6, 2}}) {
         ProblemSpec s;
         s.dtype = dt; s.head_dim = d; s.causal = causal;
         s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
@@ -405,6 +405,14 @@ TEST(BwdSm90TakeLate, BitwiseEqualToRunAheadTaking) {
   REQUIRE_SM90();
   expect_switch_keeps_bits("DASH_BWD_TAKE_LATE", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 7500,
                            "0");
+}
+
+// DASH_HEAD_BLOCK=B (schedule.h, with_head_block): group-width-1 schedules take the tasks of B
+// heads interleaved instead of head by head (B = 4: with 6 heads, a block of 4 and one of 2). Another task order, the same ranks, so the same
+// bits; deadlock freedom is checked on the CPU (Checker.HeadBlocks*).
+TEST(BwdSm90HeadBlock, BitwiseEqualToHeadMajorOrder) {
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_HEAD_BLOCK", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7600, "4");
 }
 
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ

@@ -10,6 +10,7 @@
 #include <torch/extension.h>
 
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/EmptyTensor.h>
 #include <c10/cuda/CUDAGuard.h>
 
 #include <climits>
@@ -37,6 +38,16 @@ struct BindError {
   std::string message;
 };
 thread_local BindError g_error;
+
+// Allocation of the outputs and the workspace without PyTorch's deterministic-mode fill
+// (torch.utils.deterministic.fill_uninitialized_memory: at::empty writes NaN into every new
+// tensor while deterministic algorithms are on). Every element of o, lse, dq, dk and dv is
+// written by the kernels (the C++ tests poison the outputs and fail on any element left
+// unwritten), and the C API zeroes the parts of the workspace it accumulates into, so the fill
+// would only cost bandwidth: about 60 MB of writes per backward at the training example's shape.
+at::Tensor empty_written_by_kernel(at::IntArrayRef sizes, const at::TensorOptions& options) {
+  return at::Tensor(at::detail::empty_cuda(sizes, options));
+}
 
 // Messages are built without iostreams: on the GPU machine the first error message of a
 // session crashed the interpreter inside the C++ call, both when it was thrown and when it was
@@ -190,8 +201,8 @@ py::object fwd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bo
   dash::AttnShape shape;
   if (!make_shape(q, k, v, causal, softmax_scale, &shape)) return raise_recorded();
   const c10::cuda::CUDAGuard guard(q.device());
-  at::Tensor o = at::empty(q.sizes(), q.options());  // contiguous (batch, seqlen_q, heads_q, head_dim)
-  at::Tensor lse = at::empty({shape.batch, shape.heads_q, shape.seqlen_q}, q.options().dtype(at::kFloat));
+  at::Tensor o = empty_written_by_kernel(q.sizes(), q.options());  // contiguous (batch, seqlen_q, heads_q, head_dim)
+  at::Tensor lse = empty_written_by_kernel({shape.batch, shape.heads_q, shape.seqlen_q}, q.options().dtype(at::kFloat));
 
   dash::AttnFwdParams p;
   p.shape = shape;
@@ -235,14 +246,14 @@ py::object bwd(const at::Tensor& dout, const at::Tensor& q, const at::Tensor& k,
   }
 
   const c10::cuda::CUDAGuard guard(q.device());
-  at::Tensor dq = at::empty(q.sizes(), q.options());
-  at::Tensor dk = at::empty(k.sizes(), k.options());
-  at::Tensor dv = at::empty(v.sizes(), v.options());
+  at::Tensor dq = empty_written_by_kernel(q.sizes(), q.options());
+  at::Tensor dk = empty_written_by_kernel(k.sizes(), k.options());
+  at::Tensor dv = empty_written_by_kernel(v.sizes(), v.options());
 
   // The C API needs a 256-byte aligned workspace. The caching allocator's blocks are 512-byte
   // aligned, but do not rely on it: over-allocate by 256 bytes and align the pointer.
   const size_t ws_bytes = dash::attn_bwd_workspace_size(shape);
-  at::Tensor ws = at::empty({static_cast<int64_t>(ws_bytes) + 256}, q.options().dtype(at::kByte));
+  at::Tensor ws = empty_written_by_kernel({static_cast<int64_t>(ws_bytes) + 256}, q.options().dtype(at::kByte));
   const uintptr_t base = reinterpret_cast<uintptr_t>(ws.data_ptr());
   void* ws_ptr = reinterpret_cast<void*>((base + 255) & ~static_cast<uintptr_t>(255));
 
