@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# GPU machine, one call, prebuilt binaries (BUILD_DIR, default build; e.g. carried from the dev
+# machine): every GPU test as 4 gtest shards run concurrently with the three compute-sanitizer
+# tools on the Sanitize tests (concurrent load on the GPU is part of the point: the
+# determinism tests must hold under it), then optional benchmarks (BENCH=1: the task-order
+# sweep DASH_HEAD_BLOCK over both head dims). Logs in $OUT (or ./gpu-fast-logs); one summary
+# line per part.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-$PWD/gpu-fast-logs}
+mkdir -p "$OUT"
+B=${BUILD_DIR:-build}
+T=$B/tests/dash_gpu_tests
+X=$B/dash-attn
+status=0
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$OUT/machine.txt" 2>&1
+pids=()
+for i in 0 1 2 3; do
+  GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i timeout -k 5 ${TEST_TIMEOUT:-400} "$T" > "$OUT/gpu-shard$i.log" 2>&1 &
+  pids+=($!)
+done
+for tool in memcheck racecheck synccheck; do
+  timeout -k 5 ${TEST_TIMEOUT:-400} bash scripts/run_sanitizer.sh $tool "$T" > "$OUT/sanitizer-$tool.log" 2>&1 &
+  pids+=($!)
+done
+[ -x "$B/tests/dash_cpu_tests" ] && { "$B/tests/dash_cpu_tests" > "$OUT/cpu-tests.log" 2>&1 || status=1; }
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+for f in "$OUT"/gpu-shard*.log "$OUT"/cpu-tests.log; do
+  echo "$(basename "$f"): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \]' "$f" | tr '\n' ' ')"
+  grep -E "^\[  FAILED  \] [A-Z]" "$f" | head -5
+done
+for t in memcheck racecheck synccheck; do
+  echo "sanitizer $t: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$OUT/sanitizer-$t.log" | tr '\n' ' ' | cut -c1-200)"
+done
+if [ "${BENCH:-0}" = 1 ]; then
+  for hb in 1 2 4 8 16; do
+    for d in 128 64; do
+      DASH_HEAD_BLOCK=$hb timeout -k 5 150 "$X" bench --hdim $d --schedules ascending,spt,descending,atomic \
+        --json "$OUT/hb$hb-hdim$d.json" > "$OUT/hb$hb-hdim$d.log" 2>&1
+      echo "bench head_block $hb hdim $d rc $?"
+    done
+  done
+fi
+echo "gpu-fast.sh status $status"
+exit $status
