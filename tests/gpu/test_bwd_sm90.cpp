@@ -407,12 +407,14 @@ TEST(BwdSm90TakeLate, BitwiseEqualToRunAheadTaking) {
                            "0");
 }
 
-// DASH_HEAD_BLOCK=B (schedule.h, with_head_block): group-width-1 schedules take the tasks of B
-// heads interleaved instead of head by head (B = 4: with 6 heads, a block of 4 and one of 2). Another task order, the same ranks, so the same
+// DASH_HEAD_BLOCK=B (schedule.h, with_head_block) overrides the default task order
+// (ascending / descending / atomic: blocks of kDefaultHeadBlock heads interleaved; spt: head by
+// head). Another task order, the same ranks, so the same bits. Another task order, the same ranks, so the same
 // bits; deadlock freedom is checked on the CPU (Checker.HeadBlocks*).
-TEST(BwdSm90HeadBlock, BitwiseEqualToHeadMajorOrder) {
+TEST(BwdSm90HeadBlock, BitwiseEqualAcrossTaskOrders) {
   REQUIRE_SM90();
-  expect_switch_keeps_bits("DASH_HEAD_BLOCK", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7600, "4");
+  for (const char* b : {"1", "4"})  // head-major; blocks of 4 (with 6 heads: 4 + 2) vs the default
+    expect_switch_keeps_bits("DASH_HEAD_BLOCK", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7600, b);
 }
 
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
