@@ -366,6 +366,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     p.debug_unordered = e != nullptr && std::strcmp(e, "1") == 0 ? 1 : 0;
     const char* r = std::getenv("DASH_DEBUG_NO_REDUCE");  // diagnostic, dQ wrong
     p.debug_no_reduce = r != nullptr && std::strcmp(r, "1") == 0 ? 1 : 0;
+    const char* w = std::getenv("DASH_BWD_WRITER_OVERLAP");  // draft, see BwdKernelParams
+    p.writer_overlap = w != nullptr && std::strcmp(w, "1") == 0 ? 1 : 0;
   }
   {
     // Default on since 6ed5f35's measurements (docs/perf.md, v5); DASH_BWD_TAKE_LATE=0 restores the

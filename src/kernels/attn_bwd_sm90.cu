@@ -219,6 +219,68 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
   }
 }
 
+// ---- the overlapped dQ writer (warp 9, lane 0; p.writer_overlap) ---------------------------------
+// Same adds, same order per dQ tile, so the same bits as dq_writer. The difference: the
+// completion wait of tile q (before its semaphore release) overlaps the issue of tile q + 1,
+// so one writer keeps two bulk reduces in flight. Deadlock rule: never block while a release
+// is owed. Before any blocking wait (the next staged partial, the next tile's semaphore) the
+// owed tile is finished unless a non-blocking probe shows the wait would fall through.
+template <int D>
+__device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
+                                                  int* s_reduced, const DqMeta* mailbox) {
+  using L = Sm90BwdSmem<D>;
+  const ScheduleModel M = fixed_tiles(p.model);
+  const TileProblem& tp = M.p;
+  const bool ordered = M.deterministic() && !p.debug_unordered;
+  float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
+  int owed_sem = -1;  // semaphore index of the issued tile whose completion + release is owed (q - 1); -1: none
+  // Finish the owed tile: its adds completed (all but `keep` newest groups), release, progress.
+  auto finish_owed = [&](int q_owed, bool keep_newest) {
+    if (keep_newest) {
+      cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<1>{});
+    } else {
+      cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+    }
+    if (ordered) {
+      cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+      ptx::red_release_gpu_add(p.dq_sem + owed_sem, 1);
+    }
+    atomicExch(s_reduced, q_owed + 1);
+    cuda::ptx::mbarrier_arrive(&bars.dq_empty[q_owed & 1]);
+    owed_sem = -1;
+  };
+#pragma unroll 1
+  for (int q = 0;; ++q) {
+    const int buf = q & 1;
+    const uint32_t phase = (q >> 1) & 1;
+    if (owed_sem >= 0 && !cuda::ptx::mbarrier_test_wait_parity(&bars.dq_full[buf], phase)) finish_owed(q - 1, false);
+    sm90::mbar_wait(&bars.dq_full[buf], phase);
+    const volatile DqMeta* vm = mailbox + buf;
+    const int task = vm->task;
+    if (task == kMetaExit) {
+      if (owed_sem >= 0) finish_owed(q - 1, false);
+      break;
+    }
+    const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
+    const int sem_idx = (mb * tp.heads_q + mhq) * M.m + mi;  // < 2^31: the workspace holds one int each
+    int* sem = p.dq_sem + sem_idx;
+    float* dst = p.dq_accum + ((int64_t)mb * tp.heads_q + mhq) * p.seqlen_q_pad * D + (int64_t)mi * L::kDqFloats;
+    if (ordered) {
+      if (owed_sem >= 0 && ptx::ld_acquire_gpu(sem) != rank) finish_owed(q - 1, false);
+      ptx::wait_equal(sem, rank, task, mi, mj);
+      cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+    }
+    if (!p.debug_no_reduce) {
+      cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst,
+                                      sDq + buf * L::kDqFloats, L::kDqBytes);
+      cuda::ptx::cp_async_bulk_commit_group();
+    }
+    // Completion of the previous tile, not `.read` (dash-spec 4); this tile's group stays in flight.
+    if (owed_sem >= 0) finish_owed(q - 1, !p.debug_no_reduce);
+    owed_sem = sem_idx;
+  }
+}
+
 // ---- the task taker (warp 10, lane 0) -----------------------------------------------------------
 // Takes tasks (atomic counter or static stride) and publishes them in a 2-slot ring read by the
 // loader and the MMA warps. A warp of its own: the 40-register producer warps cannot hold the
@@ -253,11 +315,16 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * gridDim.x;
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_empty[tslot], ((it >> 1) & 1) ^ 1);
-    s_task[tslot] = task;
-    cuda::ptx::mbarrier_arrive(&bars.task_full[tslot]);  // release: orders the s_task store
+    // (task, head, slot): the division-heavy mapping (head blocks, schedule.h) computed once
+    // here, not in the 40-register loader, where it spilled.
+    const int slot = task < num_tasks ? M.task_slot(task) : 0;
+    s_task[3 * tslot] = task;
+    s_task[3 * tslot + 1] = task < num_tasks ? M.task_head(task) : 0;
+    s_task[3 * tslot + 2] = slot;
+    cuda::ptx::mbarrier_arrive(&bars.task_full[tslot]);  // release: orders the s_task stores
     if (task >= num_tasks) break;
-    tiles_published += M.task_steps(M.task_slot(task));
-    sides_published += M.num_sides(M.task_slot(task));
+    tiles_published += M.task_steps(slot);
+    sides_published += M.num_sides(slot);
   }
 }
 
@@ -280,10 +347,9 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
   for (int it = 0;; ++it) {
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
-    const int task = s_task[tslot];
+    const int task = s_task[3 * tslot], bh = s_task[3 * tslot + 1], slot = s_task[3 * tslot + 2];
     cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);
     if (task >= num_tasks) break;
-    const int bh = M.task_head(task), slot = M.task_slot(task);
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
 #pragma unroll 1
     for (int side = 0; side < M.num_sides(slot); ++side, ++side_use) {
@@ -400,7 +466,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using L = Sm90BwdSmem<D>;
   extern __shared__ __align__(128) uint8_t smem_raw[];  // rounded up to 1024 below
   __shared__ Sm90BwdBars bars;
-  __shared__ int s_task[2];
+  __shared__ int s_task[2 * 3];  // ring of 2: (task, head, slot)
   __shared__ int s_reduced_storage;
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
   int* s_reduced = &s_reduced_storage;
@@ -432,7 +498,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if (warp == kTaskWarp) {
       if (lane == 0) task_taker(p, bars, s_task, s_reduced);
     } else if (warp == kWriterWarp) {
-      dq_writer<D>(p, smem, bars, s_reduced, mailbox);
+      if (p.writer_overlap) {
+        if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, mailbox);
+      } else {
+        dq_writer<D>(p, smem, bars, s_reduced, mailbox);
+      }
     }
     return;
   }
@@ -516,10 +586,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int it = 0;; ++it) {
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
-    const int task = s_task[tslot];
+    const int task = s_task[3 * tslot], bh = s_task[3 * tslot + 1], slot = s_task[3 * tslot + 2];
     cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);  // every MMA thread (kMmaArrivals)
     if (task >= num_tasks) break;
-    const int bh = M.task_head(task), slot = M.task_slot(task);
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
 
 #pragma unroll 1

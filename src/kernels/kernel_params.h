@@ -54,6 +54,9 @@ struct BwdKernelParams {
   // reduce-add itself (dQ is WRONG): with debug_unordered, separates the cost of the dQ
   // reduce traffic from that of the Q/dO loads of a visit order.
   int debug_no_reduce;
+  // DRAFT (DASH_BWD_WRITER_OVERLAP=1, sm90 backward): the dQ writer overlaps the completion wait
+  // of one tile with the issue of the next (dq_writer_overlap). Same adds in the same order.
+  int writer_overlap;
   // DRAFT (DASH_BWD_REPACK=1, sm90 backward only; docs/bwd-sm90.md, "Repack draft"): when non-null,
   // the preprocess also copies Q and dO into these workspace buffers in [batch, heads_q,
   // seqlen_q_pad, head_dim] order (each head's rows contiguous) and the main kernel's TMA maps

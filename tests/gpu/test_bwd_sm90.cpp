@@ -417,6 +417,16 @@ TEST(BwdSm90HeadBlock, BitwiseEqualAcrossTaskOrders) {
     expect_switch_keeps_bits("DASH_HEAD_BLOCK", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7600, b);
 }
 
+// DASH_BWD_WRITER_OVERLAP=1 (draft, dq_writer_overlap): the dQ writer keeps two bulk reduces in
+// flight (the completion wait of one tile overlaps the issue of the next); the same adds in the
+// same order per tile, so the same bits. Gated until it has run on a GPU.
+TEST(BwdSm90WriterOverlap, BitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_WRITER_OVERLAP", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}},
+                           7700);
+}
+
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
 // GEMM is issued one step later and the warpgroups synchronise on mbarriers instead of a named
 // barrier: the same GEMMs on the same operands, so the same bits. Experiment-gated.
