@@ -33,20 +33,23 @@ for t in memcheck racecheck synccheck; do
   echo "sanitizer $t: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$OUT/sanitizer-$t.log" | tr '\n' ' ' | cut -c1-200)"
 done
 if [ "${DRAFT:-0}" = 1 ]; then  # the gated draft tests (each under a timeout), then their benchmarks
-  DASH_TEST_SM90_DRAFT=1 timeout -k 5 200 "$T" --gtest_filter='BwdSm90WriterOverlap.*' > "$OUT/test-overlap.log" 2>&1
-  echo "test writer overlap rc $? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test-overlap.log" | tr '\n' ' ')"
-  if grep -q "PASSED" "$OUT/test-overlap.log"; then
-    for d in 128 64; do
-      for v in 0 1; do
-        DASH_BWD_WRITER_OVERLAP=$v timeout -k 5 150 "$X" bench --hdim $d --json "$OUT/overlap$v-hdim$d.json" \
-          > "$OUT/overlap$v-hdim$d.log" 2>&1
-        echo "bench overlap=$v hdim $d rc $?"
+  DASH_TEST_SM90_DRAFT=1 timeout -k 5 200 "$T" --gtest_filter='BwdSm90TakeAhead.*' > "$OUT/test-ahead.log" 2>&1
+  echo "test take-ahead rc $? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test-ahead.log" | tr '\n' ' ')"
+  S=ascending,spt,descending,atomic
+  for d in 128 64; do
+    timeout -k 5 150 "$X" bench --hdim $d --schedules $S --json "$OUT/ahead0-hdim$d.json" > "$OUT/ahead0-hdim$d.log" 2>&1
+    echo "bench late (ahead 0) hdim $d rc $?"
+    timeout -k 5 150 "$X" bench --hdim $d --causal 0 --schedules $S --dispatch static \
+      --json "$OUT/static-hdim$d.json" > "$OUT/static-hdim$d.log" 2>&1
+    echo "bench static full hdim $d rc $?"
+    if grep -q "PASSED" "$OUT/test-ahead.log"; then
+      for n in 1 2 4; do
+        DASH_BWD_TAKE_AHEAD=$n timeout -k 5 150 "$X" bench --hdim $d --schedules $S \
+          --json "$OUT/ahead$n-hdim$d.json" > "$OUT/ahead$n-hdim$d.log" 2>&1
+        echo "bench take-ahead $n hdim $d rc $?"
       done
-    done
-  fi
-  DASH_DEBUG_UNORDERED=1 timeout -k 5 150 "$X" bench --hdim 64 --causal 0 --schedules descending,atomic \
-    --json "$OUT/unordered-hdim64.json" > "$OUT/unordered-hdim64.log" 2>&1
-  echo "bench unordered hdim 64 rc $?"
+    fi
+  done
 fi
 if [ "${BENCH:-0}" = 1 ]; then
   for hb in 1 2 4 8 16; do

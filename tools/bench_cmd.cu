@@ -60,6 +60,7 @@ struct Options {
   // Memory layout of Q, K, V, O, dO and the gradients: "bshd" (batch, seq, head, dim; the
   // flash_attn_func layout, the default) or "bhsd" (SDPA's: each head's rows contiguous).
   bool bhsd = false;
+  dash::Dispatch dispatch = dash::Dispatch::kDynamic;  // --dispatch dynamic|static
 };
 
 std::vector<int> parse_list(const char* s) {
@@ -80,7 +81,8 @@ std::vector<int> parse_list(const char* s) {
   std::fprintf(stderr,
                "usage: dash-attn bench [--hdim 64,128] [--causal 0,1] [--seqlen 512,...,16k] [--tokens N]\n"
                "         [--hidden N] [--batch N --heads N --kv-heads N] [--dtype bf16|fp16]\n"
-               "         [--schedules a,b,...] [--reps N] [--layout bshd|bhsd] [--json FILE]\n");
+               "         [--schedules a,b,...] [--reps N] [--layout bshd|bhsd] [--dispatch dynamic|static]\n"
+               "         [--json FILE]\n");
   std::exit(2);
 }
 
@@ -102,6 +104,10 @@ Options parse(int argc, char** argv) {
     else if (a == "--kv-heads") o.kv_heads = std::atoi(val());
     else if (a == "--reps") o.reps = std::max(1, std::atoi(val()));
     else if (a == "--json") o.json = val();
+    else if (a == "--dispatch") {
+      const std::string d = val();
+      if (!dash::parse_dispatch(d.c_str(), &o.dispatch)) usage_error("--dispatch must be dynamic or static, got", d.c_str());
+    }
     else if (a == "--layout") {
       const std::string l = val();
       if (l == "bhsd") o.bhsd = true;
@@ -266,10 +272,11 @@ int bench_main(int argc, char** argv) {
       bp.o = o; bp.o_stride = sq; bp.dout = dout; bp.dout_stride = sq; bp.lse = lse;
       bp.dq = dq; bp.dq_stride = sq; bp.dk = dk; bp.dk_stride = sk; bp.dv = dv; bp.dv_stride = sk;
       bp.schedule = sc;
+      bp.dispatch = opt.dispatch;
       dash::BwdLaunchInfo info;
       const float ms = time_ms([&] { st = dash::attn_bwd(bp, ws, ws_bytes, nullptr, &info); }, opt.reps);
       if (!st.ok()) { std::fprintf(stderr, "attn_bwd(%s): %s\n", dash::schedule_name(sc), st.message); return 1; }
-      const double pred = dash::plan::predict_us(tp, info.schedule, cm, info.num_ctas, dash::Dispatch::kDynamic) * 1e-3;
+      const double pred = dash::plan::predict_us(tp, info.schedule, cm, info.num_ctas, opt.dispatch) * 1e-3;
       std::string note = info.note;
       if (sc == dash::Schedule::kAuto) note = std::string("-> ") + dash::schedule_name(info.schedule) + (note.empty() ? "" : "; " + note);
       rows.push_back({sc, info.schedule, ms, pred, note});

@@ -123,6 +123,7 @@ struct Sm90BwdBars {
   uint64_t task_empty[2];  // every MMA thread and the loader have read it
   uint64_t kv_full;        // count 1 + tx: K and V of a side landed
   uint64_t kv_empty;       // every MMA thread is done with K/V of the side
+  uint64_t kv_near_end;    // count 1 (MMA thread 0): the side reached step max(0, steps - take_ahead)
   uint64_t qdo_full[2];    // count 1 + tx: Q, dO, LSE, D of a step landed
   uint64_t qdo_empty[2];   // every MMA thread is done with the stage
   uint64_t dq_full[2];     // every MMA thread: dQ partial staged (and the mailbox slot written)
@@ -311,7 +312,12 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     // kv_empty completes one phase per side the MMA warps finish; phase sides_published - 1 is
     // the last side published. It cannot complete a later phase meanwhile: that needs a side of a
     // task not yet published.
-    if (late && sides_published > 0) sm90::mbar_wait(&bars.kv_empty, (sides_published - 1) & 1);
+    // With p.take_ahead > 0 (draft) the wait is on kv_near_end instead: the last published side
+    // has reached its step max(0, steps - take_ahead), so the next task's atomicAdd and K/V load
+    // overlap that side's last steps. Same parity argument (one phase per side, none before the
+    // side is published).
+    if (late && sides_published > 0)
+      sm90::mbar_wait(p.take_ahead > 0 ? &bars.kv_near_end : &bars.kv_empty, (sides_published - 1) & 1);
     const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * gridDim.x;
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_empty[tslot], ((it >> 1) & 1) ^ 1);
@@ -485,6 +491,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     cuda::ptx::mbarrier_init(&bars.kv_full, 1);
     cuda::ptx::mbarrier_init(&bars.kv_empty, kMmaArrivals);
+    cuda::ptx::mbarrier_init(&bars.kv_near_end, 1);
     s_reduced_storage = 0;
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
@@ -597,6 +604,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int nsteps = M.num_steps(slot, side);
       const int key_row0 = j * kBN + key_local;
       sm90::mbar_wait(&bars.kv_full, side_use & 1);
+      // kv_near_end: one arrival per side (every schedule, also a side of no steps), read by the
+      // taker only with p.take_ahead > 0.
+      const int near_end_at = nsteps * G > p.take_ahead ? nsteps * G - p.take_ahead : 0;
+      if (threadIdx.x == 0 && nsteps * G == 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
 
       float dk[D / 2], dv[D / 2];
 #pragma unroll
@@ -609,6 +620,7 @@ __global__ void __launch_bounds__(kThreads, 1)
        for (int g = 0; g < G; ++g, ++step_use) {
         const int hq = hk * G + g;
         const int st = step_use & 1;
+        if (threadIdx.x == 0 && t_step * G + g == near_end_at) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
         const float* sLse = reinterpret_cast<const float*>(smem + L::kLseOff + st * L::kVecBytes);
         const float* sDsum = reinterpret_cast<const float*>(smem + L::kDsumOff + st * L::kVecBytes);
         sm90::mbar_wait(&bars.qdo_full[st], (step_use >> 1) & 1);

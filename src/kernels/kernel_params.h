@@ -57,6 +57,9 @@ struct BwdKernelParams {
   // DRAFT (DASH_BWD_WRITER_OVERLAP=1, sm90 backward): the dQ writer overlaps the completion wait
   // of one tile with the issue of the next (dq_writer_overlap). Same adds in the same order.
   int writer_overlap;
+  // DRAFT (DASH_BWD_TAKE_AHEAD=N, sm90 backward, with late taking): take the next task when the
+  // current side has N steps left instead of when it is done (0: when done).
+  int take_ahead;
   // DRAFT (DASH_BWD_REPACK=1, sm90 backward only; docs/bwd-sm90.md, "Repack draft"): when non-null,
   // the preprocess also copies Q and dO into these workspace buffers in [batch, heads_q,
   // seqlen_q_pad, head_dim] order (each head's rows contiguous) and the main kernel's TMA maps

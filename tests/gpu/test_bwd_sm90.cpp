@@ -427,6 +427,15 @@ TEST(BwdSm90WriterOverlap, BitwiseEqualToTheDefaultPath) {
                            7700);
 }
 
+// DASH_BWD_TAKE_AHEAD=N (draft): with late taking, the next task is taken when the current side
+// has N steps left (kv_near_end) instead of when it is done. Task order only: the same bits.
+TEST(BwdSm90TakeAhead, BitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  for (const char* n : {"1", "3"})
+    expect_switch_keeps_bits("DASH_BWD_TAKE_AHEAD", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7800, n);
+}
+
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
 // GEMM is issued one step later and the warpgroups synchronise on mbarriers instead of a named
 // barrier: the same GEMMs on the same operands, so the same bits. Experiment-gated.
