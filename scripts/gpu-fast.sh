@@ -2,9 +2,14 @@
 # GPU machine, one call, prebuilt binaries (BUILD_DIR, default build; e.g. carried from the dev
 # machine): every GPU test as 4 gtest shards run concurrently with the three compute-sanitizer
 # tools on the Sanitize tests (concurrent load on the GPU is part of the point: the
-# determinism tests must hold under it), then optional benchmarks (BENCH=1: the task-order
-# sweep DASH_HEAD_BLOCK over both head dims). Logs in $OUT (or ./gpu-fast-logs); one summary
-# line per part.
+# determinism tests must hold under it), then optional parts:
+#   DRAFT=1  the gated draft tests and their benchmarks (see below)
+#   PYPKG=1  pip install of the PyTorch package (started in the background at once: the compile
+#            overlaps the GPU tests), then the pytest suite
+#   TRAIN=1  examples/train_llama.py on one GPU, dash vs cuDNN SDPA, with --profile-steps
+#   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
+#   TESTS=0  skips the C++ GPU tests and the sanitizers
+# Logs in $OUT (or ./gpu-fast-logs); one summary line per part.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-fast-logs}
@@ -14,7 +19,14 @@ T=$B/tests/dash_gpu_tests
 X=$B/dash-attn
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$OUT/machine.txt" 2>&1
+pip_pid=
+if [ "${PYPKG:-0}" = 1 ]; then
+  (export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc); python -m pip install --no-build-isolation --no-deps -v . \
+     > "$OUT/pip.log" 2>&1; echo "pip rc $?" >> "$OUT/pip.log") &
+  pip_pid=$!
+fi
 pids=()
+if [ "${TESTS:-1}" = 1 ]; then
 for i in 0 1 2 3; do
   GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i timeout -k 5 ${TEST_TIMEOUT:-400} "$T" > "$OUT/gpu-shard$i.log" 2>&1 &
   pids+=($!)
@@ -25,17 +37,18 @@ for tool in memcheck racecheck synccheck; do
 done
 [ -x "$B/tests/dash_cpu_tests" ] && { "$B/tests/dash_cpu_tests" > "$OUT/cpu-tests.log" 2>&1 || status=1; }
 for p in "${pids[@]}"; do wait "$p" || status=1; done
-for f in "$OUT"/gpu-shard*.log "$OUT"/cpu-tests.log; do
+for f in "$OUT"/gpu-shard*.log $([ -f "$OUT/cpu-tests.log" ] && echo "$OUT/cpu-tests.log"); do
   echo "$(basename "$f"): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \]' "$f" | tr '\n' ' ')"
   grep -E "^\[  FAILED  \] [A-Z]" "$f" | head -5
 done
 for t in memcheck racecheck synccheck; do
   echo "sanitizer $t: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$OUT/sanitizer-$t.log" | tr '\n' ' ' | cut -c1-200)"
 done
+fi
 if [ "${DRAFT:-0}" = 1 ]; then  # the gated draft tests (each under a timeout), then their benchmarks
   DASH_TEST_SM90_DRAFT=1 timeout -k 5 200 "$T" --gtest_filter='BwdSm90TakeAhead.*' > "$OUT/test-ahead.log" 2>&1
   echo "test take-ahead rc $? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/test-ahead.log" | tr '\n' ' ')"
-  S=ascending,spt,descending,atomic
+  S=${DRAFT_SCHEDULES:-descending,spt,atomic}
   for d in 128 64; do
     timeout -k 5 150 "$X" bench --hdim $d --schedules $S --json "$OUT/ahead0-hdim$d.json" > "$OUT/ahead0-hdim$d.log" 2>&1
     echo "bench late (ahead 0) hdim $d rc $?"
@@ -43,12 +56,26 @@ if [ "${DRAFT:-0}" = 1 ]; then  # the gated draft tests (each under a timeout), 
       --json "$OUT/static-hdim$d.json" > "$OUT/static-hdim$d.log" 2>&1
     echo "bench static full hdim $d rc $?"
     if grep -q "PASSED" "$OUT/test-ahead.log"; then
-      for n in 1 2 4; do
+      for n in ${AHEAD_LIST:-2}; do
         DASH_BWD_TAKE_AHEAD=$n timeout -k 5 150 "$X" bench --hdim $d --schedules $S \
           --json "$OUT/ahead$n-hdim$d.json" > "$OUT/ahead$n-hdim$d.log" 2>&1
         echo "bench take-ahead $n hdim $d rc $?"
       done
     fi
+  done
+fi
+if [ -n "$pip_pid" ]; then
+  wait "$pip_pid"; tail -1 "$OUT/pip.log"
+  (cd /tmp && python -c "import dash_attn; dash_attn._ops.extension(); print('dash_attn', dash_attn.__version__)") || status=1
+  timeout -k 5 300 python -m pytest -q -rs tests/python > "$OUT/pytest.log" 2>&1 || status=1
+  echo "pytest: $(tail -1 "$OUT/pytest.log")"
+fi
+if [ "${TRAIN:-0}" = 1 ]; then  # one GPU, dash vs cuDNN SDPA, a profile of 5 steps each
+  export CUBLAS_WORKSPACE_CONFIG=:4096:8
+  for a in dash sdpa_cudnn; do
+    timeout -k 5 150 python examples/train_llama.py --attn $a --steps ${TRAIN_STEPS:-60} --no-checkpoint --no-progress \
+      --profile-steps 5 --out "$OUT/train-$a" > "$OUT/train-$a.log" 2>&1
+    echo "train $a rc $? $(grep -E '^tokens_per_s' "$OUT/train-$a.log")"
   done
 fi
 if [ "${BENCH:-0}" = 1 ]; then
