@@ -57,8 +57,9 @@ struct BwdKernelParams {
   // DRAFT (DASH_BWD_WRITER_OVERLAP=1, sm90 backward): the dQ writer overlaps the completion wait
   // of one tile with the issue of the next (dq_writer_overlap). Same adds in the same order.
   int writer_overlap;
-  // DRAFT (DASH_BWD_TAKE_AHEAD=N, sm90 backward, with late taking): take the next task when the
-  // current side has N steps left instead of when it is done (0: when done).
+  // With late taking (sm90 backward): take the next task when the current side has this many
+  // steps left (kv_near_end), so that the next task's atomicAdd and K/V load overlap its last
+  // steps; 0: when it is done. Default kDefaultTakeAhead; DASH_BWD_TAKE_AHEAD=N overrides.
   int take_ahead;
   // DRAFT (DASH_BWD_REPACK=1, sm90 backward only; docs/bwd-sm90.md, "Repack draft"): when non-null,
   // the preprocess also copies Q and dO into these workspace buffers in [batch, heads_q,
@@ -72,6 +73,8 @@ struct BwdKernelParams {
   // previous one, as the sm80 kernel does, instead of up to two tasks ahead. Does not change any bit.
   int take_late;
 };
+
+inline constexpr int kDefaultTakeAhead = 2;
 
 // Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
 struct BwdWorkspace {

@@ -427,12 +427,12 @@ TEST(BwdSm90WriterOverlap, BitwiseEqualToTheDefaultPath) {
                            7700);
 }
 
-// DASH_BWD_TAKE_AHEAD=N (draft): with late taking, the next task is taken when the current side
-// has N steps left (kv_near_end) instead of when it is done. Task order only: the same bits.
+// DASH_BWD_TAKE_AHEAD=N: with late taking, the next task is taken when the current side has N
+// steps left (kv_near_end; default kDefaultTakeAhead = 2), 0: when it is done. Task order only:
+// the same bits.
 TEST(BwdSm90TakeAhead, BitwiseEqualToTheDefaultPath) {
-  REQUIRE_SM90_DRAFT_TESTS();
   REQUIRE_SM90();
-  for (const char* n : {"1", "3"})
+  for (const char* n : {"0", "1", "5"})
     expect_switch_keeps_bits("DASH_BWD_TAKE_AHEAD", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7800, n);
 }
 
