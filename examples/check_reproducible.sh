@@ -6,7 +6,8 @@
 # Runs, each into its own folder under --out:
 #   1 GPU : dash x2 (must match bit for bit), sdpa_cudnn x2 (non-deterministic: expected to
 #           differ), sdpa_detmode x1 (tokens/s reference)
-#   2 GPUs: DDP dash x2 and FSDP dash x2 (each pair must match), DDP sdpa_cudnn x1 (tokens/s);
+#   2 GPUs: DDP dash x2 and FSDP dash x2 (each pair must match), DDP sdpa_cudnn x1 and DDP
+#           sdpa_detmode x1 (tokens/s);
 #           skipped with a message when fewer than 2 GPUs are visible
 # compares every pair's per-step losses/grad norms (losses.jsonl, byte for byte) and final
 # weight SHA-256 (summary.json), prints tokens/s per configuration with the dash/cuDNN and
@@ -129,6 +130,7 @@ else
     run 2gpu_fsdp_${ATTN_DET}_a 2 fsdp "$ATTN_DET" && run 2gpu_fsdp_${ATTN_DET}_b 2 fsdp "$ATTN_DET" && PAIRS+=("2gpu_fsdp_${ATTN_DET}_a 2gpu_fsdp_${ATTN_DET}_b must")
   fi
   [ $SKIP_NONDET -eq 0 ] && run 2gpu_ddp_${ATTN_NONDET} 2 ddp "$ATTN_NONDET"
+  [ $SKIP_DETMODE -eq 0 ] && run 2gpu_ddp_sdpa_detmode 2 ddp sdpa_detmode
 fi
 
 # ---- compare, report ----
@@ -180,7 +182,8 @@ def tps(name):
 ratios = {}
 for tag, a, b in ((f"1gpu {det}/{nondet}", f"1gpu_{det}_a", f"1gpu_{nondet}_a"),
                   (f"1gpu {det}/sdpa_detmode", f"1gpu_{det}_a", "1gpu_sdpa_detmode"),
-                  (f"2gpu ddp {det}/{nondet}", f"2gpu_ddp_{det}_a", f"2gpu_ddp_{nondet}")):
+                  (f"2gpu ddp {det}/{nondet}", f"2gpu_ddp_{det}_a", f"2gpu_ddp_{nondet}"),
+                  (f"2gpu ddp {det}/sdpa_detmode", f"2gpu_ddp_{det}_a", "2gpu_ddp_sdpa_detmode")):
     if tps(a) and tps(b):
         ratios[tag] = tps(a) / tps(b)
         print(f"  ratio {tag}: {ratios[tag]:.3f}")
