@@ -116,6 +116,7 @@ PRESETS = {
 }
 ATTNS = ("dash", "dash_atomic", "sdpa_cudnn", "sdpa_detmode", "sdpa")
 VOCAB = 256  # bytes
+NCCL_SMS = 8  # SMs the dash_attn backward leaves free under DDP/FSDP (see --num-ctas)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -410,8 +411,9 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--attn", choices=ATTNS, default="dash")
     p.add_argument("--schedule", default="auto", help="dash_attn backward schedule (--attn dash)")
-    p.add_argument("--num-ctas", type=int, default=0,
-                   help="dash_attn backward persistent grid size (0 = one CTA per SM); below the SM count "
+    p.add_argument("--num-ctas", type=int, default=-1,
+                   help="dash_attn backward persistent grid size (0 = one CTA per SM; -1, the default: 0 on one "
+                        f"GPU, SMs - {NCCL_SMS} under DDP/FSDP); below the SM count "
                         "leaves SMs to NCCL kernels that overlap the backward under DDP. The bits do not "
                         "depend on it as long as it is at least the schedule's co-resident group (info['min_coresident']; "
                         "a smaller grid falls back to descending)")
@@ -520,7 +522,15 @@ def main(argv=None):
     log = (lambda *a: print("[train]", *a, flush=True)) if is_main else (lambda *a: None)
 
     cdtype = torch.bfloat16
-    impl = AttnImpl(args.attn, args.schedule, num_ctas=args.num_ctas)
+    num_ctas = args.num_ctas
+    if num_ctas < 0:
+        # Under DDP/FSDP the gradient all-reduce / reduce-scatter kernels run on another stream to
+        # overlap the backward; a persistent backward grid on every SM leaves them none until it
+        # ends. Measured on 2 x H200 (docs/training.md): DDP 414-430k -> 492k tokens/s with 124 of
+        # 132 SMs, the same weights hash (the bits do not depend on the grid).
+        sms = torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 0
+        num_ctas = max(sms - NCCL_SMS, 0) if args.dist != "none" and sms else 0
+    impl = AttnImpl(args.attn, args.schedule, num_ctas=num_ctas)
     impl.gqa = probe_sdpa_gqa(impl, cfg, args.seqlen, device, cdtype)
 
     # --- model: init on CPU in fp32 from the seed, then move ---
@@ -672,7 +682,7 @@ def main(argv=None):
             "weights_sha256": digest, "tokens_per_s": tok_s, "tokens_per_s_per_gpu": tok_s / world,
             "timed_steps": timed_steps, "elapsed_s": elapsed, "final_loss": last_loss,
             "params": n_params, "model": cfg, "world_size": world, "peak_mem_gib": peak,
-            "attn": args.attn, "sdpa_gqa": impl.gqa if args.attn.startswith("sdpa") else None,
+            "attn": args.attn, "num_ctas": num_ctas, "sdpa_gqa": impl.gqa if args.attn.startswith("sdpa") else None,
             "dash_bwd_info": bwd_info, "args": vars(args), "env": {k: os.environ.get(k) for k in DET_ENV},
             "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
             "deterministic_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
