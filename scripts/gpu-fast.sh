@@ -6,7 +6,9 @@
 #   DRAFT=1  the gated draft tests and their benchmarks (see below)
 #   PYPKG=1  pip install of the PyTorch package (started in the background at once: the compile
 #            overlaps the GPU tests), then the pytest suite
-#   TRAIN=1  examples/train_llama.py on one GPU, dash vs cuDNN SDPA, with --profile-steps
+#   PEERS=1  scripts/bench-python.sh (bench/peers.py, bench/e2e_block.py) into $OUT/bench
+#   TRAIN=1  examples/train_llama.py on one GPU, TRAIN_ATTNS (dash sdpa_cudnn), TRAIN_STEPS (60),
+#            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
 #   TESTS=0  skips the C++ GPU tests and the sanitizers
 # Logs in $OUT (or ./gpu-fast-logs); one summary line per part.
@@ -70,11 +72,15 @@ if [ -n "$pip_pid" ]; then
   timeout -k 5 300 python -m pytest -q -rs tests/python > "$OUT/pytest.log" 2>&1 || status=1
   echo "pytest: $(tail -1 "$OUT/pytest.log")"
 fi
-if [ "${TRAIN:-0}" = 1 ]; then  # one GPU, dash vs cuDNN SDPA, a profile of 5 steps each
+if [ "${PEERS:-0}" = 1 ]; then  # bench/peers.py + bench/e2e_block.py (the package is installed above)
+  OUT=$OUT/bench timeout -k 10 420 bash scripts/bench-python.sh > "$OUT/bench-python.txt" 2>&1
+  echo "bench-python rc $?"; tail -4 "$OUT/bench-python.txt"
+fi
+if [ "${TRAIN:-0}" = 1 ]; then  # one GPU, dash vs cuDNN SDPA (vs SDPA det. mode), optional profile
   export CUBLAS_WORKSPACE_CONFIG=:4096:8
-  for a in dash sdpa_cudnn; do
+  for a in ${TRAIN_ATTNS:-dash sdpa_cudnn}; do
     timeout -k 5 150 python examples/train_llama.py --attn $a --steps ${TRAIN_STEPS:-60} --no-checkpoint --no-progress \
-      --profile-steps 5 --out "$OUT/train-$a" > "$OUT/train-$a.log" 2>&1
+      --profile-steps ${TRAIN_PROFILE:-5} --timing-warmup ${TRAIN_WARMUP:-10} --out "$OUT/train-$a" > "$OUT/train-$a.log" 2>&1
     echo "train $a rc $? $(grep -E '^tokens_per_s' "$OUT/train-$a.log")"
   done
 fi
