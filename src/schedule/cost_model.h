@@ -31,9 +31,11 @@ struct CostParams {
   bool async_reduce = true;            // the dQ writer warp model (see CostModel::async_reduce)
   int stage_buffers = 2;               // smem dQ stage depth between MMA warps and writer (a
                                        // fitted, effective value: see kSm90Params)
-  // Per-task cost (0 in the sm80 set): a fixed time per task before its first step (the K/V
-  // tile load, the pipeline fill and the dK/dV epilogue), in microseconds for a task of 128 keys
-  // at head_dim 128; scales with block_n * head_dim (the bytes it moves).
+  // Per-side cost (0 in the sm80 set): a fixed time before the first step of every side of a
+  // task, i.e. of every KV tile a task processes (the K/V tile load, the pipeline fill and the
+  // dK/dV epilogue all happen once per side: a symmetric-shift task has two sides and pays it
+  // twice), in microseconds for a KV tile of 128 keys at head_dim 128; scales with
+  // block_n * head_dim (the bytes it moves).
   double task_overhead_us = 0.0;
   // Empirical visit-order penalty of shift and symmetric shift (0 in the sm80 set): their
   // compute cost is multiplied by
@@ -55,31 +57,34 @@ struct CostParams {
 };
 
 // The set of the sm90 backward (src/kernels/attn_bwd_sm90.cu, tiles 64x128, head_dim 64 and 128),
-// calibrated on an H200 (132 SMs, commit 82481fb, bf16; the 24-point sweep
-// docs/data/bench-h200-82481fb-hdim{128,64}.json and the unordered-chain diagnostic
-// docs/data/bench-h200-82481fb-unordered.json, tables in docs/schedules.md) by
-// Calibration.DISABLED_FitSm90CostParams. The head dim enters through the formulas of
+// calibrated on an H200 (132 SMs, bf16, late task taking) on two 24-point sweeps: commit 15a0f38
+// with the default task order (docs/data/bench-h200-15a0f38-hdim{128,64}.json) and commit
+// 6ed5f35 head-major (docs/data/bench-h200-sm90-late-combined.json), tables in docs/schedules.md,
+// by Calibration.DISABLED_FitSm90CostParams. The head dim enters through the formulas of
 // CostModel::for_shape (one set for both head dims, no per-shape values):
 //   compute: atomic per tile pair is c + task/m (m = Q tiles per task): 3.03 us + 18.4 us / m at
 //     hdim 128, 2.17 us + 9.2 us / m at hdim 64; linear in d: per_sm_tflops 6.1, overhead 0.655 us
-//     per 64x64 (1.31 us per 64x128 pair), task_overhead_us 18.4 (prologue/epilogue, ~d).
-//   reduce: 2 stage buffers (the kernel's), r = 64 GB/s + 3.5 us semaphore protocol; atomic
-//     reduces skip the protocol (the unordered descending diagnostic runs at atomic's speed).
+//     per 64x64 (1.31 us per 64x128 pair), task_overhead_us 18.4 per side (K/V load, pipeline
+//     fill, dK/dV epilogue, ~d; a symmetric-shift task pays it for both of its KV tiles).
+//   reduce: 2 stage buffers (the kernel's), r = 32 GB/s + 1.0 us semaphore protocol (2.02 us at
+//     hdim 128, 1.51 us at hdim 64; the 82481fb fit had 64 GB/s + 3.5 us, which stood in for the
+//     task taker's run-ahead, gone since 83059c9); atomic reduces skip the protocol.
 //   visit order: an empirical H200 penalty on shift / symmetric shift compute,
-//     1 + 0.10 + 0.004 * max(0, w - 32), w = tasks of a group in flight (CostModel::order_width),
-//     fitted to the unordered shift / atomic ratios (1.08-1.14 up to w = 32, 1.28 at 64, 1.52 at
-//     128): the chain is not what makes shift slow at long sequences, the order is.
-// Scores (tests/cpu/test_async_reduce.cpp): `auto` within 3% of the measured best at 12/12
-// points at hdim 128 and 10/12 at hdim 64; see docs/schedules.md for the misses.
+//     1 + 0.15 + 0.008 * max(0, w - 32), w = tasks of a group in flight (CostModel::order_width);
+//     the knee from the unordered diagnostic (shift / atomic 1.13 up to w = 32, 1.29 at 64, 1.55
+//     at 128 at hdim 128): the chain is not what makes shift slow, the order is. The GPU's penalty
+//     is larger at hdim 64 (1.37-1.44 up to 32) than at hdim 128; one set sits between them.
+// Scores (tests/cpu/test_async_reduce.cpp): `auto` within 3% of the measured best at 24/24 points
+// of each sweep; pairs in order 148/154 and 139/143; see docs/schedules.md.
 inline constexpr CostParams kSm90Params{.per_sm_tflops = 6.1,
                                         .compute_overhead_us = 0.655,
-                                        .reduce_gbytes_per_s = 64.0,
-                                        .reduce_latency_us = 3.5,
+                                        .reduce_gbytes_per_s = 32.0,
+                                        .reduce_latency_us = 1.0,
                                         .async_reduce = true,
                                         .stage_buffers = 2,
                                         .task_overhead_us = 18.4,
-                                        .order_penalty_base = 0.10,
-                                        .order_penalty_slope = 0.004,
+                                        .order_penalty_base = 0.15,
+                                        .order_penalty_slope = 0.008,
                                         .order_penalty_knee = 32.0,
                                         .atomic_skips_latency = true};
 
@@ -98,8 +103,9 @@ struct CostModel {
   //     task when its last compute ends, its writer drains the old reduces meanwhile.
   bool async_reduce = false;
   int stage_buffers = 2;
-  // Fixed cost of every task before its first compute (CostParams::task_overhead_us scaled to
-  // the tiles and head dim). Busy time of the SM. 0 = none (the spec's model).
+  // Fixed cost of every side of a task (every KV tile it processes) before the side's first
+  // compute (CostParams::task_overhead_us scaled to the tiles and head dim). Busy time of the
+  // SM. 0 = none (the spec's model).
   double task_us = 0.0;
   // Writer time of an atomic (unchained) reduce; < 0: r (the spec's model).
   double r_atomic = -1.0;

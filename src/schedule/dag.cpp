@@ -7,8 +7,10 @@
 namespace dash {
 
 Dag build_dag(const ScheduleModel& sm, const CostModel& model) {
-  // Unlimited SMs: the visit-order penalty at the full group width; the task's fixed cost is
-  // part of its first compute node.
+  // Unlimited SMs: the visit-order penalty at the full group width. The fixed cost of a side
+  // (CostModel::task_us) precedes the side's first compute: in the sync model as part of that
+  // C node; in the async model as a node of its own between C(s-1) and C(s), so that it overlaps
+  // the wait for a stage buffer (R(s-K) -> C(s)), as in the simulator.
   const CostModel cost = model.for_schedule(sm, 0);
   const Program prog(sm);
   Dag dag;
@@ -18,11 +20,17 @@ Dag build_dag(const ScheduleModel& sm, const CostModel& model) {
   for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
     int prev_r = -1;
     std::vector<int> c_ids;  // C node of each step of this task (async edges)
-    bool c_first = true;
     for (const StepRef& s : prog.slot_steps[slot]) {
+      const bool side_first = s.t == 0 && s.g == 0;
+      const bool setup_node = cost.async_reduce && side_first && cost.task_us > 0.0;
+      const int setup = setup_node ? static_cast<int>(dag.nodes.size()) : -1;
+      if (setup_node) {
+        dag.nodes.push_back(DagNode{false, slot, s.side, s.g, s.j, s.i, cost.task_us});
+        dag.succ.emplace_back();
+      }
       const int c_id = static_cast<int>(dag.nodes.size());
-      dag.nodes.push_back(DagNode{false, slot, s.side, s.g, s.j, s.i, cost.c + (c_first ? cost.task_us : 0.0)});
-      c_first = false;
+      dag.nodes.push_back(
+          DagNode{false, slot, s.side, s.g, s.j, s.i, cost.c + (side_first && !setup_node ? cost.task_us : 0.0)});
       dag.nodes.push_back(DagNode{true, slot, s.side, s.g, s.j, s.i,
                                   !sm.deterministic() && cost.r_atomic >= 0.0 ? cost.r_atomic : cost.r});
       dag.succ.emplace_back();
@@ -30,8 +38,9 @@ Dag build_dag(const ScheduleModel& sm, const CostModel& model) {
       dag.succ[c_id].push_back(c_id + 1);
       if (cost.async_reduce) {
         const int k = static_cast<int>(c_ids.size());
+        if (setup >= 0) dag.succ[setup].push_back(c_id);  // the side's fixed cost, then C(s)
         if (k >= 1) {
-          dag.succ[c_ids[k - 1]].push_back(c_id);          // C(s-1) -> C(s): the MMA warps
+          dag.succ[c_ids[k - 1]].push_back(setup >= 0 ? setup : c_id);  // C(s-1) -> C(s): the MMA warps
           dag.succ[c_ids[k - 1] + 1].push_back(c_id + 1);  // R(s-1) -> R(s): one writer, in order
         }
         if (k >= K) dag.succ[c_ids[k - K] + 1].push_back(c_id);  // R(s-K) -> C(s): stage buffer

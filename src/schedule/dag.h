@@ -8,7 +8,8 @@
 //   accumulation order: R(i, s_i(k)) -> R(i, s_i(k+1)) for the rank order s_i of dQ tile i.
 // With CostModel::async_reduce the program-order edge R(s) -> C(s+1) is replaced by the writer
 // warp's edges, per task: C(s-1) -> C(s) (MMA warps), R(s-1) -> R(s) (one writer, in order),
-// R(s-K) -> C(s) (K = stage_buffers: the partial needs a free stage buffer). One task per CTA
+// R(s-K) -> C(s) (K = stage_buffers: the partial needs a free stage buffer); a side's fixed cost
+// (CostModel::task_us) is a node between C(s-1) and the side's first C(s). One task per CTA
 // (the DAG has unlimited SMs), so it is the async simulator with one SM per task.
 // Heads are independent and run the same program, so one head's DAG has the critical path of
 // the whole problem.

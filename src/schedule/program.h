@@ -56,6 +56,15 @@ struct Program {
     }
   }
 
+  // Sides with at least one step over the whole problem (every head): how many times the
+  // per-side fixed cost (CostModel::task_us: K/V load, pipeline fill, dK/dV epilogue) is paid.
+  double sides_total() const {
+    long long per_head = 0;
+    for (int slot = 0; slot < sm.tasks_per_head; ++slot)
+      for (int side = 0; side < sm.num_sides(slot); ++side) per_head += sm.num_steps(slot, side) > 0;
+    return static_cast<double>(per_head) * sm.p.num_heads();
+  }
+
   int rank_of(int i, int j) const { return rank[static_cast<size_t>(i) * sm.n + j]; }
   // Index of dQ tile (query head g of the group, Q tile i) within one head's counters.
   int dq_index(int g, int i) const { return g * sm.m + i; }

@@ -141,8 +141,8 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
       if (prog.slot_steps[sm.task_slot(t)].empty()) { ready.push({time, s}); continue; }
     }
     const StepRef& st = prog.slot_steps[sm.task_slot(cta.task)][cta.step];
-    // The task's fixed cost (CostModel::task_us) runs before its first compute.
-    const double task_cost = cta.step == 0 ? cost.task_us : 0.0;
+    // The fixed cost of a side (CostModel::task_us) runs before its first compute.
+    const double task_cost = st.t == 0 && st.g == 0 ? cost.task_us : 0.0;
     res.sm_busy[s] += task_cost;
     cta.compute_end = time + task_cost + cost.c;
     const int rank = prog.rank_of(st.i, st.j);
@@ -170,7 +170,7 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
   for (const Cta& c : ctas) res.makespan = std::max(res.makespan, std::max(c.end, c.time));
   for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
   // From the problem, not the SMs, so that a deadlocked run still reports the true bound.
-  res.total_work = total_steps * (cost.c + cost.r) + static_cast<double>(num_tasks) * cost.task_us;
+  res.total_work = total_steps * (cost.c + cost.r) + prog.sides_total() * cost.task_us;
   res.lower_bound = res.total_work / P;
   res.sm_idle.resize(P);
   // Clamped: the three terms are sums of many doubles and may undershoot zero by rounding.
@@ -348,9 +348,9 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
       if (prog.slot_steps[sm.task_slot(t)].empty()) { ready.push({time, s}); continue; }
     }
     // Partial q = handed needs the buffer of partial q - K reduced.
-    // The task's fixed cost (CostModel::task_us) runs before its first compute, on the SM.
+    // The fixed cost of a side (CostModel::task_us) runs before its first compute, on the SM.
     double free_at = time;
-    if (cta.step == 0 && cost.task_us > 0.0) {
+    if (cost.task_us > 0.0 && step_of(cta.task, cta.step).t == 0 && step_of(cta.task, cta.step).g == 0) {
       free_at += cost.task_us;
       res.sm_busy[s] += cost.task_us;
     }
@@ -384,7 +384,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
   }
   for (const Cta& c : ctas) res.makespan = std::max({res.makespan, c.mma_end, c.writer_end});
   for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
-  res.total_work = total_steps * cost.c + static_cast<double>(num_tasks) * cost.task_us;
+  res.total_work = total_steps * cost.c + prog.sides_total() * cost.task_us;
   res.lower_bound = res.total_work / P;
   res.sm_idle.resize(P);
   for (int s = 0; s < P; ++s) res.sm_idle[s] = std::max(0.0, res.makespan - res.sm_busy[s] - res.sm_stall[s]);
