@@ -368,8 +368,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     p.debug_no_reduce = r != nullptr && std::strcmp(r, "1") == 0 ? 1 : 0;
     const char* w = std::getenv("DASH_BWD_WRITER_OVERLAP");  // draft, see BwdKernelParams
     p.writer_overlap = w != nullptr && std::strcmp(w, "1") == 0 ? 1 : 0;
-    // Default 2 steps (measured at 25ba930: hdim 64 +1-7%, hdim 128 +0-3%; docs/perf.md v5);
-    // DASH_BWD_TAKE_AHEAD=0 takes the next task only when the current one is done.
+    // Default kDefaultTakeAhead (0: the next task once the current one is done); N > 0 is a
+    // draft (faster, same bits, a synccheck report open; see BwdKernelParams::take_ahead).
     const char* ta = std::getenv("DASH_BWD_TAKE_AHEAD");
     p.take_ahead = ta != nullptr ? std::max(0, std::atoi(ta)) : kernels::kDefaultTakeAhead;
   }

@@ -428,8 +428,8 @@ TEST(BwdSm90WriterOverlap, BitwiseEqualToTheDefaultPath) {
 }
 
 // DASH_BWD_TAKE_AHEAD=N: with late taking, the next task is taken when the current side has N
-// steps left (kv_near_end; default kDefaultTakeAhead = 2), 0: when it is done. Task order only:
-// the same bits.
+// steps left (kv_near_end; default kDefaultTakeAhead = 0: when it is done). Task order only: the
+// same bits.
 TEST(BwdSm90TakeAhead, BitwiseEqualToTheDefaultPath) {
   REQUIRE_SM90();
   for (const char* n : {"0", "1", "5"})
