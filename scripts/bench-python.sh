@@ -19,7 +19,7 @@ export MAX_JOBS=${MAX_JOBS:-$(nproc)}
 export CUBLAS_WORKSPACE_CONFIG=${CUBLAS_WORKSPACE_CONFIG:-:4096:8}
 export PYTHONUNBUFFERED=1
 PY=${PYTHON:-python}
-DASH_COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DASH_COMMIT=$(cat COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)  # COMMIT: a snapshot without .git
 export DASH_COMMIT
 T0=$(date +%s)
 
