@@ -52,7 +52,8 @@ inline bool has_gpu(std::string* why) {
   } while (0)
 
 // Experimental variants (the strided starts of shift, DASH_STRIDED_SHIFT=1; the Q/dO repack,
-// DASH_BWD_REPACK=1; the lagged dQ GEMM, DASH_BWD_LAGGED_DQ=1): their tests run only on request, DASH_TEST_SM90_DRAFT=1
+// DASH_BWD_REPACK=1; the lagged dQ GEMM, DASH_BWD_LAGGED_DQ=1; the overlapped dQ writer,
+// DASH_BWD_WRITER_OVERLAP=1): their tests run only on request, DASH_TEST_SM90_DRAFT=1
 // (scripts/gpu-check.sh stage sm90draft, under a timeout), so that a hang or a wrong result there
 // cannot take the regular test run with it.
 inline bool sm90_draft_tests_requested() {
