@@ -282,6 +282,17 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
   }
 }
 
+// Whether the task taker takes tasks late (see task_taker), and whether it then waits on
+// kv_near_end (take-ahead): one definition for the taker and the MMA warps, so that kv_near_end
+// is arrived on exactly when every one of its phases is waited on.
+__device__ __forceinline__ bool takes_late(const BwdKernelParams& p, const ScheduleModel& M) {
+  const bool dynamic = p.dispatch == Dispatch::kDynamic;
+  return dynamic && M.min_coresident() <= 1 && M.deterministic() && p.take_late != 0;
+}
+__device__ __forceinline__ bool takes_ahead(const BwdKernelParams& p, const ScheduleModel& M) {
+  return takes_late(p, M) && p.take_ahead > 0;
+}
+
 // ---- the task taker (warp 10, lane 0) -----------------------------------------------------------
 // Takes tasks (atomic counter or static stride) and publishes them in a 2-slot ring read by the
 // loader and the MMA warps. A warp of its own: the 40-register producer warps cannot hold the
@@ -298,7 +309,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
   // successors wait for it while this CTA still works on its previous task). With take_late the
   // next task is taken once the MMA warps have finished the last side of the previous one
   // (kv_empty's phase of that side), as in the sm80 kernel.
-  const bool late = dynamic && !drain && M.deterministic() && p.take_late != 0;
+  const bool late = takes_late(p, M);  // = dynamic && !drain && deterministic && p.take_late
   int tiles_published = 0, sides_published = 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
@@ -317,7 +328,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     // overlap that side's last steps. Same parity argument (one phase per side, none before the
     // side is published).
     if (late && sides_published > 0)
-      sm90::mbar_wait(p.take_ahead > 0 ? &bars.kv_near_end : &bars.kv_empty, (sides_published - 1) & 1);
+      sm90::mbar_wait(takes_ahead(p, M) ? &bars.kv_near_end : &bars.kv_empty, (sides_published - 1) & 1);
     const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * gridDim.x;
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_empty[tslot], ((it >> 1) & 1) ^ 1);
@@ -604,10 +615,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int nsteps = M.num_steps(slot, side);
       const int key_row0 = j * kBN + key_local;
       sm90::mbar_wait(&bars.kv_full, side_use & 1);
-      // kv_near_end: one arrival per side (every schedule, also a side of no steps), read by the
-      // taker only with p.take_ahead > 0.
-      const int near_end_at = nsteps * G > p.take_ahead ? nsteps * G - p.take_ahead : 0;
-      if (threadIdx.x == 0 && nsteps * G == 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
+      // kv_near_end: one arrival per side (also a side of no steps), only when the taker waits on
+      // it (takes_ahead). At 1f1af5c every schedule arrived, also those whose taker never waits,
+      // and synccheck reported "Missing wait" by thread 0 at shared 0x430 (48 bytes past 0x400:
+      // kv_near_end's offset in Sm90BwdBars, if that is the first static shared variable; an
+      // inference). A phase nobody waits on is the likely cause. Not yet re-run under synccheck.
+      const int near_end_at = !takes_ahead(p, M) ? -1 : nsteps * G > p.take_ahead ? nsteps * G - p.take_ahead : 0;
+      if (threadIdx.x == 0 && near_end_at == 0 && nsteps * G == 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
 
       float dk[D / 2], dv[D / 2];
 #pragma unroll
