@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# GPU machine, one call: the pending experiments of docs/perf.md ("What limits the kernel, and the
-# next step"), each under its own timeout, logs and JSON in $OUT (or ./experiment-logs):
+# GPU machine, one call: the experiments of the 6ed5f35 run (docs/perf.md v5; late taking has been
+# the default since, so "late" is the default and "early" sets DASH_BWD_TAKE_LATE=0), each under
+# its own timeout, logs and JSON in $OUT (or ./experiment-logs):
 #   1. the gated tests of the drafts (lagged dQ, Q/dO repack, late task taking): bitwise equal to
 #      the default path;
 #   2. lagged dQ: `dash-attn bench --hdim 128` with and without DASH_BWD_LAGGED_DQ=1; late task
@@ -36,7 +37,7 @@ part() {  # part NAME SECONDS CMD... (stdout+stderr to $OUT/NAME.log)
 # 1. correctness of the drafts first: a wrong or hanging draft makes its benchmark meaningless.
 DASH_TEST_SM90_DRAFT=1 part test-lagged 150 "$T" --gtest_filter='BwdSm90LaggedDq.*'
 DASH_TEST_SM90_DRAFT=1 part test-repack 150 "$T" --gtest_filter='BwdSm90Repack.*'
-DASH_TEST_SM90_DRAFT=1 part test-late 150 "$T" --gtest_filter='BwdSm90TakeLate.*'
+part test-late 150 "$T" --gtest_filter='BwdSm90TakeLate.*'  # late taking: the default since 83059c9
 grep -hE "^\[  (PASSED|FAILED) " "$OUT"/test-*.log
 
 # 2. lagged dQ against the default, same process order, hdim 128 (every schedule).
@@ -46,13 +47,13 @@ grep -q "PASSED" "$OUT/test-lagged.log" &&
 
 # 2b. late task taking (ascending / spt / descending), both head dims.
 grep -q "PASSED" "$OUT/test-late.log" && {
-  DASH_BWD_TAKE_LATE=1 part bench-late 150 "$X" bench --schedules ascending,spt,descending,atomic --json "$OUT/bench-late.json"
-  part bench-early 150 "$X" bench --schedules ascending,spt,descending,atomic --json "$OUT/bench-early.json"
+  part bench-late 150 "$X" bench --schedules ascending,spt,descending,atomic --json "$OUT/bench-late.json"
+  DASH_BWD_TAKE_LATE=0 part bench-early 150 "$X" bench --schedules ascending,spt,descending,atomic --json "$OUT/bench-early.json"
 }
 
 # 2c. both drafts together (hdim 128, every schedule).
 grep -q "PASSED" "$OUT/test-lagged.log" && grep -q "PASSED" "$OUT/test-late.log" &&
-  DASH_BWD_LAGGED_DQ=1 DASH_BWD_TAKE_LATE=1 part bench-lagged-late 120 "$X" bench --hdim 128 --json "$OUT/bench-lagged-late.json"
+  DASH_BWD_LAGGED_DQ=1 part bench-lagged-late 120 "$X" bench --hdim 128 --json "$OUT/bench-lagged-late.json"
 
 # 3. address span: the same kernel, three ways of laying out Q/dO.
 SPAN=(--hdim 128 --causal 0 --seqlen 4096,8192,16384 --schedules descending,shift,atomic)

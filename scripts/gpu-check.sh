@@ -6,8 +6,8 @@
 #   tests (also part of "test"), fwd and bwd each under SM90_TIMEOUT (150 s), and "sm90draft":
 #   only the tests of the experimental variants (not part of "test", where they skip): the
 #   strided starts of shift (DASH_STRIDED_SHIFT=1), the head-major Q/dO repack
-#   (DASH_BWD_REPACK=1, draft), the lagged dQ GEMM (DASH_BWD_LAGGED_DQ=1, draft) and late task
-#   taking (DASH_BWD_TAKE_LATE=1, draft), with DASH_TEST_SM90_DRAFT=1, each in its own process under
+#   (DASH_BWD_REPACK=1, draft), the lagged dQ GEMM (DASH_BWD_LAGGED_DQ=1, draft) and the
+#   overlapped dQ writer (DASH_BWD_WRITER_OVERLAP=1, draft), with DASH_TEST_SM90_DRAFT=1, each in its own process under
 #   SM90_DRAFT_TIMEOUT (150 s), plus the SASS check of the sm90 objects.
 #   BUILD_DIR=build   BENCH_ARGS="..."
 #   GTEST_FILTER=... limits the GPU tests (passed to the test binary)
@@ -64,7 +64,7 @@ if has sm90draft; then
       > "$LOG/sm90draft-sass.txt" 2>&1 || { echo "check_sass failed: $LOG/sm90draft-sass.txt"; status=1; }
     tail -1 "$LOG/sm90draft-sass.txt"
   fi
-  for part in "lagged:BwdSm90LaggedDq.*" "late:BwdSm90TakeLate.*" "repack:BwdSm90Repack.*" "strided:BwdSm90StridedStarts.*"; do
+  for part in "lagged:BwdSm90LaggedDq.*" "overlap:BwdSm90WriterOverlap.*" "repack:BwdSm90Repack.*" "strided:BwdSm90StridedStarts.*"; do
     name=${part%%:*}; filt=${part#*:}
     step "Hopper experimental $name tests ( ${SM90_DRAFT_TIMEOUT:-150} s timeout)"
     DASH_TEST_SM90_DRAFT=1 timeout -k 5 "${SM90_DRAFT_TIMEOUT:-150}" \
