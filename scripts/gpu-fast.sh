@@ -10,6 +10,7 @@
 #   TRAIN=1  examples/train_llama.py on one GPU, TRAIN_ATTNS (dash sdpa_cudnn), TRAIN_STEPS (60),
 #            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
+#   NEXT=1   synccheck with take-ahead on, and lagged dQ / take-ahead benchmarks against the default
 #   TESTS=0  skips the C++ GPU tests and the sanitizers
 # Logs in $OUT (or ./gpu-fast-logs); one summary line per part.
 set -uo pipefail
@@ -64,6 +65,20 @@ if [ "${DRAFT:-0}" = 1 ]; then  # the gated draft tests (each under a timeout), 
         echo "bench take-ahead $n hdim $d rc $?"
       done
     fi
+  done
+fi
+if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v5 ("What limits the kernel")
+  # 1. synccheck with take-ahead on (cbf956e arrives on kv_near_end only when the taker waits).
+  DASH_BWD_TAKE_AHEAD=2 timeout -k 5 300 bash scripts/run_sanitizer.sh synccheck "$T" > "$OUT/synccheck-ahead2.log" 2>&1
+  echo "synccheck take-ahead 2 rc $? $(grep -E 'ERROR SUMMARY' "$OUT/synccheck-ahead2.log")"
+  # 2. lagged dQ on the head-block order, both drafts' benchmarks against the default (hdim 128).
+  DASH_TEST_SM90_DRAFT=1 timeout -k 5 200 "$T" --gtest_filter='BwdSm90LaggedDq.*' > "$OUT/test-lagged.log" 2>&1
+  echo "test lagged rc $?"
+  for v in default lagged ahead2; do
+    case $v in lagged) e=DASH_BWD_LAGGED_DQ=1 ;; ahead2) e=DASH_BWD_TAKE_AHEAD=2 ;; *) e=DASH_NOTHING=1 ;; esac
+    env $e timeout -k 5 150 "$X" bench --hdim 128 --schedules ascending,spt,descending,atomic,auto \
+      --json "$OUT/next-$v-hdim128.json" > "$OUT/next-$v-hdim128.log" 2>&1
+    echo "bench $v hdim 128 rc $?"
   done
 fi
 if [ -n "$pip_pid" ]; then
