@@ -165,10 +165,7 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
 namespace {
 // The Hopper (wgmma/TMA) kernels run by default wherever they cover the case; DASH_FWD_SM90=0 or
 // DASH_BWD_SM90=0 forces the sm80 (mma.sync) kernels, for comparisons and bisecting.
-bool hopper_path_enabled(const char* var) {
-  const char* e = std::getenv(var);
-  return e == nullptr || std::strcmp(e, "0") != 0;
-}
+bool hopper_path_enabled(const char* var) { return kernels::env_not_zero(var); }
 
 // Whether attn_bwd will run the sm90 backward for this shape (dense TMA-expressible strides
 // assumed; a stride the TMA cannot express still falls back to sm80 at launch): bf16 and fp16,
@@ -315,9 +312,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   const TileProblem tp = tile_problem(s, block_n);
   // DASH_STRIDED_SHIFT=1: the strided starts of shift / symmetric shift (schedule.h), an
   // experiment not yet measured on a GPU; other bits (a pure function of shape and schedule).
-  const char* strided_env = std::getenv("DASH_STRIDED_SHIFT");
-  const bool strided = strided_env != nullptr && std::strcmp(strided_env, "1") == 0;
-  ScheduleModel model = ScheduleModel::make(tp, sched, strided);
+  ScheduleModel model = ScheduleModel::make(tp, sched, kernels::env_set_to_one("DASH_STRIDED_SHIFT"));
   int grid = a.num_ctas > 0 ? a.num_ctas : capacity;
   if (grid > capacity)
     return make_status(StatusCode::kInvalidArgument,
@@ -361,23 +356,17 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.dispatch = a.dispatch;
   p.scale = resolved_scale(s);
   p.scale_log2 = p.scale * 1.4426950408889634f;
+  // Switches, see BwdKernelParams: diagnostics (dQ wrong with NO_REDUCE), drafts, and late
+  // taking (default on since 6ed5f35's measurements; DASH_BWD_TAKE_LATE=0 restores the run-ahead
+  // taker: same bits, slower chains). Take-ahead: default kDefaultTakeAhead (0: the next task once
+  // the current one is done); N > 0 is a draft (faster, same bits, a synccheck report open).
+  p.debug_unordered = kernels::env_set_to_one("DASH_DEBUG_UNORDERED");
+  p.debug_no_reduce = kernels::env_set_to_one("DASH_DEBUG_NO_REDUCE");
+  p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
+  p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
   {
-    const char* e = std::getenv("DASH_DEBUG_UNORDERED");  // diagnostic, see BwdKernelParams
-    p.debug_unordered = e != nullptr && std::strcmp(e, "1") == 0 ? 1 : 0;
-    const char* r = std::getenv("DASH_DEBUG_NO_REDUCE");  // diagnostic, dQ wrong
-    p.debug_no_reduce = r != nullptr && std::strcmp(r, "1") == 0 ? 1 : 0;
-    const char* w = std::getenv("DASH_BWD_WRITER_OVERLAP");  // draft, see BwdKernelParams
-    p.writer_overlap = w != nullptr && std::strcmp(w, "1") == 0 ? 1 : 0;
-    // Default kDefaultTakeAhead (0: the next task once the current one is done); N > 0 is a
-    // draft (faster, same bits, a synccheck report open; see BwdKernelParams::take_ahead).
     const char* ta = std::getenv("DASH_BWD_TAKE_AHEAD");
     p.take_ahead = ta != nullptr ? std::max(0, std::atoi(ta)) : kernels::kDefaultTakeAhead;
-  }
-  {
-    // Default on since 6ed5f35's measurements (docs/perf.md, v5); DASH_BWD_TAKE_LATE=0 restores the
-    // run-ahead taker (comparison only: same bits, slower chains).
-    const char* e = std::getenv("DASH_BWD_TAKE_LATE");
-    p.take_late = e != nullptr && std::strcmp(e, "0") == 0 ? 0 : 1;
   }
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;

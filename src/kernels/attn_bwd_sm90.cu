@@ -116,6 +116,12 @@ struct DqMeta {
 constexpr int kMetaExit = -1;
 static_assert(sizeof(DqMeta) == kDqMailboxBytesPerCta / 2, "mailbox slot size");
 
+// One published task: its number and, computed by the taker, its (b * heads_kv + kv head, slot)
+// (the head-block mapping divides by run-time values; in the 40-register loader it spilled).
+struct TaskRef {
+  int task, head, slot;
+};
+
 // mbarriers (static smem). Parity of use u of a ring slot: waiter u & 1; the refiller waits
 // (u & 1) ^ 1 on the matching "empty" barrier (its first pass falls through).
 struct Sm90BwdBars {
@@ -177,13 +183,22 @@ __device__ __forceinline__ int lane_id() {
   return l;
 }
 
+// The dQ tile a staged partial (batch b, query head hq, Q tile i) is added to: its semaphore
+// index in p.dq_sem and its fp32 accumulator tile. One definition for both writers.
+__device__ __forceinline__ int64_t dq_sem_index(const ScheduleModel& M, int b, int hq, int i) {
+  return ((int64_t)b * M.p.heads_q + hq) * M.m + i;
+}
+template <int D>
+__device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const ScheduleModel& M, int b, int hq, int i) {
+  return p.dq_accum + ((int64_t)b * M.p.heads_q + hq) * p.seqlen_q_pad * D + (int64_t)i * Sm90BwdSmem<D>::kDqFloats;
+}
+
 // ---- the dQ writer (warp 9) --------------------------------------------------------------------
 template <int D>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, const DqMeta* mailbox) {
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
-  const TileProblem& tp = M.p;
   const bool ordered = M.deterministic() && !p.debug_unordered;
   float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
 #pragma unroll 1
@@ -195,8 +210,8 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
     if (task == kMetaExit) break;
     if (lane_id() == 0) {
       const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
-      int* sem = p.dq_sem + ((int64_t)mb * tp.heads_q + mhq) * M.m + mi;
-      float* dst = p.dq_accum + ((int64_t)mb * tp.heads_q + mhq) * p.seqlen_q_pad * D + (int64_t)mi * L::kDqFloats;
+      int* sem = p.dq_sem + dq_sem_index(M, mb, mhq, mi);
+      float* dst = dq_accum_tile<D>(p, M, mb, mhq, mi);
       if (ordered) {
         ptx::wait_equal(sem, rank, task, mi, mj);
         // The acquired predecessor's adds must be ordered before our async-proxy adds.
@@ -231,7 +246,6 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
                                                   int* s_reduced, const DqMeta* mailbox) {
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
-  const TileProblem& tp = M.p;
   const bool ordered = M.deterministic() && !p.debug_unordered;
   float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
   int owed_sem = -1;  // semaphore index of the issued tile whose completion + release is owed (q - 1); -1: none
@@ -263,9 +277,10 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
       break;
     }
     const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
-    const int sem_idx = (mb * tp.heads_q + mhq) * M.m + mi;  // < 2^31: the workspace holds one int each
+    // Kept as an int (one register fewer in the 40-register warp): < 2^31, one int each in the workspace.
+    const int sem_idx = static_cast<int>(dq_sem_index(M, mb, mhq, mi));
     int* sem = p.dq_sem + sem_idx;
-    float* dst = p.dq_accum + ((int64_t)mb * tp.heads_q + mhq) * p.seqlen_q_pad * D + (int64_t)mi * L::kDqFloats;
+    float* dst = dq_accum_tile<D>(p, M, mb, mhq, mi);
     if (ordered) {
       if (owed_sem >= 0 && ptx::ld_acquire_gpu(sem) != rank) finish_owed(q - 1, false);
       ptx::wait_equal(sem, rank, task, mi, mj);
@@ -297,7 +312,7 @@ __device__ __forceinline__ bool takes_ahead(const BwdKernelParams& p, const Sche
 // Takes tasks (atomic counter or static stride) and publishes them in a 2-slot ring read by the
 // loader and the MMA warps. A warp of its own: the 40-register producer warps cannot hold the
 // taker's and the loader's state together without spilling.
-__device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars& bars, int* s_task,
+__device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars& bars, TaskRef* s_task,
                                            int* s_reduced) {
   const ScheduleModel M = fixed_tiles(p.model);
   const int num_tasks = M.num_tasks();
@@ -335,9 +350,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     // (task, head, slot): the division-heavy mapping (head blocks, schedule.h) computed once
     // here, not in the 40-register loader, where it spilled.
     const int slot = task < num_tasks ? M.task_slot(task) : 0;
-    s_task[3 * tslot] = task;
-    s_task[3 * tslot + 1] = task < num_tasks ? M.task_head(task) : 0;
-    s_task[3 * tslot + 2] = slot;
+    s_task[tslot] = TaskRef{task, task < num_tasks ? M.task_head(task) : 0, slot};
     cuda::ptx::mbarrier_arrive(&bars.task_full[tslot]);  // release: orders the s_task stores
     if (task >= num_tasks) break;
     tiles_published += M.task_steps(slot);
@@ -349,7 +362,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
 template <int D>
 __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
                                          const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
-                                         Sm90BwdBars& bars, const int* s_task) {
+                                         Sm90BwdBars& bars, const TaskRef* s_task) {
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
   const TileProblem& tp = M.p;
@@ -364,7 +377,8 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
   for (int it = 0;; ++it) {
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
-    const int task = s_task[3 * tslot], bh = s_task[3 * tslot + 1], slot = s_task[3 * tslot + 2];
+    const TaskRef tr = s_task[tslot];
+    const int task = tr.task, bh = tr.head, slot = tr.slot;
     cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);
     if (task >= num_tasks) break;
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
@@ -483,7 +497,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using L = Sm90BwdSmem<D>;
   extern __shared__ __align__(128) uint8_t smem_raw[];  // rounded up to 1024 below
   __shared__ Sm90BwdBars bars;
-  __shared__ int s_task[2 * 3];  // ring of 2: (task, head, slot)
+  __shared__ TaskRef s_task[2];  // ring of 2
   __shared__ int s_reduced_storage;
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
   int* s_reduced = &s_reduced_storage;
@@ -604,7 +618,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int it = 0;; ++it) {
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
-    const int task = s_task[3 * tslot], bh = s_task[3 * tslot + 1], slot = s_task[3 * tslot + 2];
+    const TaskRef tr = s_task[tslot];
+    const int task = tr.task, bh = tr.head, slot = tr.slot;
     cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);  // every MMA thread (kMmaArrivals)
     if (task >= num_tasks) break;
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
@@ -621,7 +636,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // kv_near_end's offset in Sm90BwdBars, if that is the first static shared variable; an
       // inference). A phase nobody waits on is the likely cause. Not yet re-run under synccheck.
       const int near_end_at = !takes_ahead(p, M) ? -1 : nsteps * G > p.take_ahead ? nsteps * G - p.take_ahead : 0;
-      if (threadIdx.x == 0 && near_end_at == 0 && nsteps * G == 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
+      if (threadIdx.x == 0 && near_end_at >= 0 && nsteps * G == 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
 
       float dk[D / 2], dv[D / 2];
 #pragma unroll

@@ -87,16 +87,24 @@ struct BwdWorkspace {
   size_t q_pack, do_pack, pack_bytes;  // DASH_BWD_REPACK=1 only (pack_bytes 0 otherwise), not zeroed
 };
 
+// Environment switches: an experiment / draft that is off unless VAR=1, and a default that is
+// on unless VAR=0. Read where they apply (on every call), so a process can compare variants.
+inline bool env_set_to_one(const char* var) {
+  const char* e = std::getenv(var);
+  return e != nullptr && std::strcmp(e, "1") == 0;
+}
+inline bool env_not_zero(const char* var) {
+  const char* e = std::getenv(var);
+  return e == nullptr || std::strcmp(e, "0") != 0;
+}
+
 // DASH_BWD_REPACK=1 (DRAFT, not yet run on a GPU): the sm90 backward reads Q and dO from a
 // head-major copy in the workspace (see BwdKernelParams::q_pack). Read on every call, by the
 // workspace size query too: set it before attn_bwd_workspace_size and keep it for the process.
 // DASH_BWD_LAGGED_DQ=1 (DRAFT, not yet run on a GPU): the sm90 backward at head_dim 128 issues
 // each step's dQ GEMM one step later and drops the per-step named barrier between its MMA
 // warpgroups (attn_bwd_sm90.cu, kLag). Same bits. Read on every launch.
-inline bool bwd_lagged_dq_enabled() {
-  const char* e = std::getenv("DASH_BWD_LAGGED_DQ");
-  return e != nullptr && std::strcmp(e, "1") == 0;
-}
+inline bool bwd_lagged_dq_enabled() { return env_set_to_one("DASH_BWD_LAGGED_DQ"); }
 
 // Whether the current device is compute capability 9.0 (the sm_90a kernels run nowhere else);
 // false, with the error cleared, when the query fails.
@@ -111,20 +119,14 @@ inline bool current_device_is_sm90() {
   return major == 9 && minor == 0;
 }
 
-inline bool bwd_repack_enabled() {
-  const char* e = std::getenv("DASH_BWD_REPACK");
-  return e != nullptr && std::strcmp(e, "1") == 0;
-}
+inline bool bwd_repack_enabled() { return env_set_to_one("DASH_BWD_REPACK"); }
 BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
 
 // The sm90 forward's ping-pong variant (the two consumer warpgroups take turns issuing their
 // GEMMs, 3-stage K/V ring; docs/fwd-sm90.md, "Ping-pong variant") is the default since it ran on
 // an H200 (bitwise equal to the base variant, 1.4-1.5x faster at hdim 128, 4k-16k);
 // DASH_FWD_PINGPONG=0 selects the base variant. Read by launch_fwd_sm90 on every call.
-inline bool fwd_pingpong_enabled() {
-  const char* e = std::getenv("DASH_FWD_PINGPONG");
-  return e == nullptr || std::strcmp(e, "0") != 0;
-}
+inline bool fwd_pingpong_enabled() { return env_not_zero("DASH_FWD_PINGPONG"); }
 
 cudaError_t launch_fwd(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
                        cudaStream_t stream);

@@ -350,7 +350,8 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
     // Partial q = handed needs the buffer of partial q - K reduced.
     // The fixed cost of a side (CostModel::task_us) runs before its first compute, on the SM.
     double free_at = time;
-    if (cost.task_us > 0.0 && step_of(cta.task, cta.step).t == 0 && step_of(cta.task, cta.step).g == 0) {
+    const StepRef& first = step_of(cta.task, cta.step);
+    if (cost.task_us > 0.0 && first.t == 0 && first.g == 0) {  // the first step of a side
       free_at += cost.task_us;
       res.sm_busy[s] += cost.task_us;
     }
