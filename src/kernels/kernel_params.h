@@ -60,7 +60,7 @@ struct BwdKernelParams {
   // With late taking (sm90 backward): take the next task when the current side has this many
   // steps left (kv_near_end), so that the next task's atomicAdd and K/V load overlap its last
   // steps; 0: when it is done. Default kDefaultTakeAhead; DASH_BWD_TAKE_AHEAD=N overrides.
-  // DRAFT for N > 0: faster (hdim 64 +1-7%, hdim 128 +0-4%; docs/perf.md v5) and bitwise equal,
+  // DRAFT for N > 0: faster (hdim 64 +1-7%, hdim 128 -1..+4%; docs/perf.md v5) and bitwise equal,
   // but compute-sanitizer synccheck reported "Barrier error detected. Missing wait" (thread 0 of
   // block 0) on the Sanitize test with N = 2 (1f1af5c); not understood yet, so the default is 0,
   // the configuration every sanitizer passed (25ba930).
