@@ -11,6 +11,7 @@
 #            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
 #   NEXT=1   synccheck with take-ahead on, and lagged dQ / take-ahead benchmarks against the default
+#   PROFILE=1  ncu on the backward (scripts/profile-bwd.sh; SCHEDULES, SEQLEN, HDIM, CAUSAL)
 #   TESTS=0  skips the C++ GPU tests and the sanitizers
 # Logs in $OUT (or ./gpu-fast-logs); one summary line per part.
 set -uo pipefail
@@ -80,6 +81,10 @@ if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v5 ("What li
       --json "$OUT/next-$v-hdim128.json" > "$OUT/next-$v-hdim128.log" 2>&1
     echo "bench $v hdim 128 rc $?"
   done
+fi
+if [ "${PROFILE:-0}" = 1 ]; then  # ncu on the backward main kernel (scripts/profile-bwd.sh; HDIM, SEQLEN, ...)
+  OUT=$OUT/profile timeout -k 5 ${PROFILE_BUDGET_S:-240} bash scripts/profile-bwd.sh > "$OUT/profile.txt" 2>&1
+  echo "profile rc $?"; grep -E "^==|Duration|Tensor|No Eligible" "$OUT/profile.txt" | head -20
 fi
 if [ -n "$pip_pid" ]; then
   wait "$pip_pid"; tail -1 "$OUT/pip.log"
