@@ -11,6 +11,7 @@
 #            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
 #   NEXT=1   synccheck with take-ahead on, and lagged dQ / take-ahead benchmarks against the default
+#   AB_OLD=BIN  bench this build against an older dash-attn binary (AB_HDIMS, AB_SCHEDULES)
 #   PROFILE=1  ncu on the backward (scripts/profile-bwd.sh; SCHEDULES, SEQLEN, HDIM, CAUSAL)
 #   TESTS=0  skips the C++ GPU tests and the sanitizers
 # Logs in $OUT (or ./gpu-fast-logs); one summary line per part.
@@ -80,6 +81,16 @@ if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v5 ("What li
     env $e timeout -k 5 150 "$X" bench --hdim 128 --schedules ascending,spt,descending,atomic,auto \
       --json "$OUT/next-$v-hdim128.json" > "$OUT/next-$v-hdim128.log" 2>&1
     echo "bench $v hdim 128 rc $?"
+  done
+fi
+if [ -n "${AB_OLD:-}" ]; then  # A/B: this build's dash-attn against an older binary, same process order, both head dims
+  for hd in ${AB_HDIMS:-128 64}; do
+    for v in old new; do
+      bin=$X; [ $v = old ] && bin=$AB_OLD
+      timeout -k 5 150 "$bin" bench --hdim $hd --schedules ${AB_SCHEDULES:-ascending,spt,descending,atomic,auto} \
+        --json "$OUT/ab-$v-hdim$hd.json" > "$OUT/ab-$v-hdim$hd.log" 2>&1
+      echo "bench $v hdim $hd rc $?"
+    done
   done
 fi
 if [ "${PROFILE:-0}" = 1 ]; then  # ncu on the backward main kernel (scripts/profile-bwd.sh; HDIM, SEQLEN, ...)

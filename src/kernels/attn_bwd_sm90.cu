@@ -55,7 +55,9 @@
 #include "kernels/sm90/tma_pipeline.cuh"
 #include "kernels/tile_io.cuh"
 #include "ptx/barrier.cuh"
+#include "ptx/math.cuh"
 #include "ptx/semaphore.cuh"
+#include "ptx/stmatrix.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/warpgroup.cuh"
 #include "ptx/wgmma.cuh"
@@ -443,14 +445,15 @@ __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, int
                                           int k_lim, int diag, float scale_log2, int quad) {
 #pragma unroll
   for (int n = 0; n < 8; ++n) {
+    const float2 lse2 = *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);  // one LDS.64
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int qc = 8 * n + 2 * quad + e;
-      const float lse = sLse[qc];
+      const float lse = e ? lse2.y : lse2.x;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int idx = 4 * n + 2 * h + e;
-        float pv = exp2f(fmaf(s[idx], scale_log2, -lse));
+        float pv = ptx::ex2_approx_ftz(fmaf(s[idx], scale_log2, -lse));
         if constexpr (kMask) {
           const int row = q_row0 + qc, key = key_row0 + 8 * h;
           const bool ok = row < q_lim && key < k_lim && (!kCausal || key <= row + diag);
@@ -472,7 +475,8 @@ __device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)
 #pragma unroll
   for (int idx = 0; idx < 32; ++idx) {
     const int n = idx / 4, e = idx % 2;
-    const float dsum = sDsum[8 * n + 2 * quad + e];
+    const float2 dsum2 = *reinterpret_cast<const float2*>(sDsum + 8 * n + 2 * quad);  // LDS.64 (CSE'd per n)
+    const float dsum = e ? dsum2.y : dsum2.x;
     const uint32_t packed = pf[idx / 8][(idx % 8) / 2];
     const float pv = e ? sm90::hi_of_x2<T>(packed) : sm90::lo_of_x2<T>(packed);
     dp[idx] = pv * (dp[idx] - dsum);
@@ -697,25 +701,22 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         // dS^T -> smem, [128 keys x 64 q] swizzled (the MN-major A operand of dQ = dS K):
         // fragment df[k][x] holds (key_local + 8 (x % 2), query rows 16k + 8 (x / 2) + 2 quad + {0, 1}).
-        // Address = swizzle128_offset(row, col) with row = key_local + 8 (x % 2), col = 16k + 8 (x / 2)
-        // + 2 quad: row % 8 = lane / 4 for both rows, 16-byte chunk 2k + x / 2, 4 quad bytes inside it.
-        // Computed here from opaque values so that the 16 addresses are not hoisted and kept live.
+        // Address = swizzle128_offset(row, col): row * 128 + ((16-byte chunk ^ row % 8) << 4).
         if constexpr (kLag) {
           // Buffer step_use % 2 last held the dS^T of step step_use - 2: both warpgroups' dQ GEMMs
           // of that step must have retired (first use of each buffer: falls through).
           sm90::mbar_wait(&bars.ds_empty[step_use & 1], ((step_use >> 1) & 1) ^ 1);
         }
+        // One stmatrix.x4 per k: matrix x = df[k][x] (keys + 8 (x % 2), 16-byte chunk 2k + x / 2);
+        // lane 8m + r gives the address of row r of matrix m: key 64 wg + 16 wq + 8 (m % 2) + r.
         {
+          // From opaque values: computed here, not hoisted out of the step loop and kept live.
+          const uint32_t m = opaque(static_cast<uint32_t>(lane / 8)), r = lane % 8;
           const uint32_t row_addr = opaque(smem_u32) + L::kDsOff + (step_use & 1) * L::kDsBytes +
-                                    key_local * sm90::kSwizzleBytes + 4 * quad;
-          const uint32_t r7 = opaque(static_cast<uint32_t>(lane / 4));
+                                    (64 * wg + 16 * wq + 8 * (m % 2) + r) * sm90::kSwizzleBytes;
 #pragma unroll
           for (int k = 0; k < 4; ++k)
-#pragma unroll
-            for (int x = 0; x < 4; ++x) {
-              const uint32_t addr = row_addr + (x % 2) * 8 * sm90::kSwizzleBytes + (((2 * k + x / 2) ^ r7) << 4);
-              asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(df[k][x]) : "memory");
-            }
+            ptx::stmatrix_x4(row_addr + (((2 * k + m / 2) ^ r) << 4), df[k][0], df[k][1], df[k][2], df[k][3]);
         }
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> wgmma (async proxy)
         if constexpr (kLag) cuda::ptx::mbarrier_arrive(&bars.ds_full[step_use & 1]);  // every MMA thread

@@ -47,6 +47,7 @@
 #include "kernels/sm90/tma_pipeline.cuh"
 #include "kernels/tile_io.cuh"
 #include "ptx/barrier.cuh"
+#include "ptx/math.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/warpgroup.cuh"
 #include "ptx/wgmma.cuh"
@@ -149,14 +150,14 @@ __device__ __forceinline__ void softmax_block(float (&s)[kBN / 2], int key0, con
   for (int h = 0; h < 2; ++h) {
     // A row with no visible key so far keeps max -inf: its P is exp2(-inf) = 0 and O stays 0.
     base[h] = mx[h] == -INFINITY ? 0.f : mx[h] * scale_log2;
-    corr[h] = row_max[h] == -INFINITY ? 0.f : exp2f(row_max[h] * scale_log2 - base[h]);
+    corr[h] = row_max[h] == -INFINITY ? 0.f : ptx::ex2_approx_ftz(row_max[h] * scale_log2 - base[h]);
     row_max[h] = mx[h];
     row_sum[h] *= corr[h];
   }
 #pragma unroll
   for (int i = 0; i < kBN / 2; ++i) {
     const int h = (i % 4) / 2;
-    s[i] = exp2f(fmaf(s[i], scale_log2, -base[h]));
+    s[i] = ptx::ex2_approx_ftz(fmaf(s[i], scale_log2, -base[h]));
     row_sum[h] += s[i];
   }
 }
