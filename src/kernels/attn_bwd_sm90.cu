@@ -582,18 +582,19 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  kk > 0 ? 1 : 0);
     ptx::wgmma_commit_group();
   };
-  // Hands dQ tile number `use` (head_dim 128: this warpgroup's 64 columns) to the writer: staging
-  // buffer use % 2, free once the writer's reduce of tile use - 2 has completed. Fragment order:
-  // float4 (wg, k, t) = acc[4k..4k+3]. Lane 0 of warp 0 writes the mailbox slot.
-  auto stage_dq = [&](const float (&acc)[32], int use, const DqMeta& meta) {
+  // Hands dQ tile number `use` (head_dim 128: this warpgroup's 64 columns, chunk = wg; head_dim
+  // 64: the whole tile, chunk 0) to the writer: staging buffer use % 2, free once the writer's
+  // reduce of tile use - 2 has completed. Fragment order: float4 (chunk, k, t) = acc[4k..4k+3].
+  // Lane 0 of warp meta_warp writes the mailbox slot.
+  auto stage_dq = [&](const float (&acc)[32], int use, const DqMeta& meta, int chunk, int meta_warp) {
     const int dbuf = use & 1;
     sm90::mbar_wait(&bars.dq_empty[dbuf], ((use >> 1) & 1) ^ 1);
     float* stage = sDqStage + dbuf * L::kDqFloats;
 #pragma unroll
     for (int k = 0; k < 8; ++k)
-      *reinterpret_cast<float4*>(stage + ((wg * 8 + k) * 128 + t) * 4) =
+      *reinterpret_cast<float4*>(stage + ((chunk * 8 + k) * 128 + t) * 4) =
           make_float4(acc[4 * k], acc[4 * k + 1], acc[4 * k + 2], acc[4 * k + 3]);
-    if (warp == 0 && lane_id() == 0) mailbox[dbuf] = meta;
+    if (warp == meta_warp && lane_id() == 0) mailbox[dbuf] = meta;
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
     cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
   };
@@ -615,7 +616,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto finish_lagged_dq = [&](float (&acc)[32], int use, const DqMeta& meta) {
     ptx::warpgroup_fence_operand(acc);
     cuda::ptx::mbarrier_arrive(&bars.ds_empty[use & 1]);  // every MMA thread
-    stage_dq(acc, use, meta);
+    stage_dq(acc, use, meta, wg, 0);
   };
   int prev_i = 0, prev_hq = 0;
 #pragma unroll 1
@@ -721,32 +722,22 @@ __global__ void __launch_bounds__(kThreads, 1)
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> wgmma (async proxy)
         if constexpr (kLag) cuda::ptx::mbarrier_arrive(&bars.ds_full[step_use & 1]);  // every MMA thread
 
-        // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q; B = dO / Q MN-major (hdim chunks 8 KiB apart).
-        {
-          const uint32_t base = opaque(smem_u32);
-          const uint32_t b_do = base + L::kdOOff + st * L::kQBytes, b_q = base + L::kQOff + st * L::kQBytes;
+        // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q; B = dO / Q MN-major (hdim chunks 8 KiB
+        // apart). One commit group each.
+        const uint32_t rs_base = opaque(smem_u32);
+        auto issue_rs = [&](float (&acc)[D / 2], uint32_t (&frag)[4][4], uint32_t b_off) {
           constexpr uint32_t kLbo = sm90::subtile_bytes(kBM);  // hdim chunks of dO / Q, 8 KiB apart
-          ptx::warpgroup_fence_operand(dv);
-          ptx::warpgroup_fence_operand(dk);
+          const uint32_t b = rs_base + b_off + st * L::kQBytes;
+          ptx::warpgroup_fence_operand(acc);
 #pragma unroll
-          for (int k = 0; k < 4; ++k) {
-            ptx::warpgroup_fence_operand(pf[k]);
-            ptx::warpgroup_fence_operand(df[k]);
-          }
+          for (int k = 0; k < 4; ++k) ptx::warpgroup_fence_operand(frag[k]);
           ptx::wgmma_fence();
 #pragma unroll
           for (int k = 0; k < 4; ++k)
-            ptx::wgmma_rs<D, 1, T>(dv, pf[k], sw128_desc<kLbo, 1024>(b_do + k * sm90::kMNMajorStepBytes), 1);
-#pragma unroll
-          for (int k = 0; k < 4; ++k)
-            ptx::wgmma_rs<D, 1, T>(dk, df[k], sw128_desc<kLbo, 1024>(b_q + k * sm90::kMNMajorStepBytes), 1);
+            ptx::wgmma_rs<D, 1, T>(acc, frag[k], sw128_desc<kLbo, 1024>(b + k * sm90::kMNMajorStepBytes), 1);
           ptx::wgmma_commit_group();
-        }
-
-        // Both warpgroups' dS^T are in smem (and fenced) before either reads the whole tile
-        // (kLag: the ds_full mbarrier of the lagged step instead).
-        if constexpr (!kLag) ptx::named_bar_sync(kBarDs, kMmaThreads);
-        // Waits for GEMMs 3 and 4 (their A fragments are then free) and fences every operand.
+        };
+        // Waits for every GEMM of the step (their A fragments are then free) and fences every operand.
         auto retire_all = [&]() {
           ptx::wgmma_wait_group<0>();
           ptx::warpgroup_fence_operand(dv);
@@ -758,7 +749,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         };
 
-        if constexpr (D == 128 && kLag) {
+        if constexpr (kLag) {
+          issue_rs(dv, pf, L::kdOOff);
+          issue_rs(dk, df, L::kQOff);
           // GEMM 5 of the PREVIOUS step of this side (none at its first step), issued while
           // GEMMs 3 and 4 of this step may still run; one wait retires all three. Same register
           // peak as the unlagged order (dK + dV + P^T/dS^T fragments + this accumulator).
@@ -777,58 +770,43 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (have_prev) finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
           prev_i = i;
           prev_hq = hq;
-        } else if constexpr (D == 128) {
-          // GEMM 5 (SS): dQ[:, 64wg..] = dS K, issued while GEMMs 3 and 4 may still run (one wait
-          // below retires all three): the register peak is dK + dV + the P^T/dS^T fragments +
-          // this accumulator (192).
+        } else {
+          // Order of the tensor-core work: dV; (named barrier: both warpgroups' dS^T stored and
+          // fenced) dQ; dK. Commit groups retire in order, so wait_group 1 retires dV and dQ while
+          // dK still runs, and the dQ partial is staged for the writer under dK (it was staged
+          // after all three GEMMs). Each GEMM accumulates in the same order as before: the same bits.
+          // hdim 128: each warpgroup computes dQ[:, 64 wg .. 64 wg + 63] = dS K[:, 64 wg ..].
+          // hdim 64 (the column split would need n32 halves of one swizzle atom): warpgroup
+          // dbuf = step_use % 2 computes the whole dQ tile (K's only hdim sub-tile, all 128 keys)
+          // into staging buffer dbuf; the other warpgroup only arrives on dq_full[dbuf] (the count
+          // stays kMmaArrivals). The dQ warpgroup alternates, so the two stay balanced over two
+          // steps. Same staging order as hdim 128 with wg = 0, same postprocess.
+          const int dbuf = step_use & 1;
+          const bool my_dq = D == 128 || wg == dbuf;  // warpgroup-uniform
+          issue_rs(dv, pf, L::kdOOff);
+          ptx::named_bar_sync(kBarDs, kMmaThreads);
           float dqacc[32];
-          issue_dq(dqacc, step_use & 1, wg);
+          if (my_dq) issue_dq(dqacc, dbuf, D == 128 ? wg : 0);
+          issue_rs(dk, df, L::kQOff);
           // NOTES: the rank loop (shift / symmetric shift: O(n / 32) key evaluations per lane,
-          // integer divisions) runs while the tensor cores work on GEMMs 3-5; computed after the
+          // integer divisions) runs while the tensor cores work on the GEMMs; computed after the
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
           // barrier late), a cost that grew with seqlen.
-          const int rank = warp == 0 ? rank_of(i, j) : 0;
+          const int meta_warp = D == 128 ? 0 : 4 * wg;  // the warp that writes the mailbox slot
+          const int rank = warp == meta_warp && my_dq ? rank_of(i, j) : 0;
+          if (my_dq) {
+            ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
+            ptx::warpgroup_fence_operand(dqacc);
+            stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, D == 128 ? wg : 0, meta_warp);
+          }
           retire_all();
-          ptx::warpgroup_fence_operand(dqacc);
           // Q, dO, LSE, D of this stage are consumed.
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
-          stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}});
-        } else {
-          // hdim 64: warpgroup dbuf = step_use % 2 computes the whole dQ tile into its
-          // own staging buffer dbuf; the other warpgroup skips GEMM 5 and only arrives on
-          // dq_full[dbuf] (the count stays kMmaArrivals). The dQ warpgroup alternates, so each
-          // takes every other step's dQ GEMM and the two stay balanced over two steps.
-          retire_all();
-          // Q, dO, LSE, D of this stage are consumed (GEMM 5 reads only dS and K).
-          cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
-          const int dbuf = step_use & 1;
-          if (wg == dbuf) {  // warpgroup-uniform
-            // GEMM 5 (SS): dQ = dS K over all 128 keys: A = dS^T tile read MN-major (tnspA), B = K
-            // MN-major (its only hdim sub-tile). The hdim 128 GEMM with chunk w = 0.
-            float dqacc[32];
-            issue_dq(dqacc, dbuf, 0);
-            ptx::wgmma_wait_group<0>();
-            ptx::warpgroup_fence_operand(dqacc);
-
-            // Buffer dbuf is free once the writer's reduce of tile step_use - 2 (staged by this
-            // same warpgroup) has completed. Fragment order: float4 (k, t) = dqacc[4k..4k+3], i.e.
-            // the hdim 128 order with w = 0 (the sm90 postprocess handles both).
-            sm90::mbar_wait(&bars.dq_empty[dbuf], ((step_use >> 1) & 1) ^ 1);
-            float* stage = sDqStage + dbuf * L::kDqFloats;
-#pragma unroll
-            for (int k = 0; k < 8; ++k)
-              *reinterpret_cast<float4*>(stage + (k * 128 + t) * 4) =
-                  make_float4(dqacc[4 * k], dqacc[4 * k + 1], dqacc[4 * k + 2], dqacc[4 * k + 3]);
-            if (warp == 4 * wg) {  // the first warp of the dQ warpgroup
-              const int rank = rank_of(i, j);
-              if (lane_id() == 0) mailbox[dbuf] = DqMeta{b, hq, i, j, task, rank, {0, 0}};
-            }
-            cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
-          }
-          // NOTES: the other warpgroup may arrive before the stager has waited dq_empty[dbuf]; the
-          // arrival still counts toward this use's phase: the previous phase of dq_full[dbuf]
-          // completed at step_use - 2, before the named barrier of step_use - 1 let us pass.
-          cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
+          // NOTES (hdim 64): the other warpgroup may arrive before the stager has waited
+          // dq_empty[dbuf]; the arrival still counts toward this use's phase: the previous phase
+          // of dq_full[dbuf] completed at step_use - 2, before the named barrier of step_use - 1
+          // let us pass.
+          if (!my_dq) cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every thread of that warpgroup
         }
        }
       }
