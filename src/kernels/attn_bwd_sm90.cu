@@ -441,11 +441,13 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
 // P^T of one step, in place in the S^T accumulator (m64n64: rows = this WG's keys, columns = the
 // Q tile's rows). Thread t holds keys key_row0, key_row0 + 8 and query rows 8n + 2(t%4) + e.
 template <bool kMask, bool kCausal>
-__device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, int key_row0, int q_row0, int q_lim,
-                                          int k_lim, int diag, float scale_log2, int quad) {
+// lse01: the LSE pairs of n = 0 and 1, loaded by the caller before it waits for S^T (the first
+// FFMAs waited on these loads: short-scoreboard stalls, 8% of the MMA warps' samples at bea1336).
+__device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, const float2 (&lse01)[2], int key_row0,
+                                          int q_row0, int q_lim, int k_lim, int diag, float scale_log2, int quad) {
 #pragma unroll
   for (int n = 0; n < 8; ++n) {
-    const float2 lse2 = *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);  // one LDS.64
+    const float2 lse2 = n < 2 ? lse01[n] : *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);  // LDS.64
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int qc = 8 * n + 2 * quad + e;
@@ -683,15 +685,18 @@ __global__ void __launch_bounds__(kThreads, 1)
             const uint32_t base1 = opaque(smem_u32);
             kmajor_issue(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::kdOOff + st * L::kQBytes);
           }
+          float2 lse01[2];  // under the GEMMs (all 8 pairs here spilled)
+#pragma unroll
+          for (int n = 0; n < 2; ++n) lse01[n] = *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);
           ptx::wgmma_wait_group<1>();
           ptx::warpgroup_fence_operand(sacc);
           const int q_row0 = i * kBM;
           const bool interior = q_row0 + kBM <= tp.seqlen_q && (j + 1) * kBN <= tp.seqlen_k &&
                                 (!kCausal || (j + 1) * kBN - 1 <= q_row0 + diag);
           if (interior)
-            compute_p<false, kCausal>(sacc, sLse, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
+            compute_p<false, kCausal>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
           else
-            compute_p<true, kCausal>(sacc, sLse, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
+            compute_p<true, kCausal>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
 #pragma unroll
           for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(sacc, k, pf[k]);
           ptx::wgmma_wait_group<0>();
@@ -770,43 +775,55 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (have_prev) finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
           prev_i = i;
           prev_hq = hq;
-        } else {
+        } else if constexpr (D == 128) {
           // Order of the tensor-core work: dV; (named barrier: both warpgroups' dS^T stored and
-          // fenced) dQ; dK. Commit groups retire in order, so wait_group 1 retires dV and dQ while
-          // dK still runs, and the dQ partial is staged for the writer under dK (it was staged
-          // after all three GEMMs). Each GEMM accumulates in the same order as before: the same bits.
-          // hdim 128: each warpgroup computes dQ[:, 64 wg .. 64 wg + 63] = dS K[:, 64 wg ..].
-          // hdim 64 (the column split would need n32 halves of one swizzle atom): warpgroup
-          // dbuf = step_use % 2 computes the whole dQ tile (K's only hdim sub-tile, all 128 keys)
-          // into staging buffer dbuf; the other warpgroup only arrives on dq_full[dbuf] (the count
-          // stays kMmaArrivals). The dQ warpgroup alternates, so the two stay balanced over two
-          // steps. Same staging order as hdim 128 with wg = 0, same postprocess.
-          const int dbuf = step_use & 1;
-          const bool my_dq = D == 128 || wg == dbuf;  // warpgroup-uniform
+          // fenced) dQ[:, 64 wg .. 64 wg + 63] = dS K[:, 64 wg ..]; dK. Commit groups retire in
+          // order, so wait_group 1 retires dV and dQ while dK still runs, and the dQ partial is
+          // staged for the writer under dK (it was staged after all three GEMMs: +3-10%, bea1336
+          // A/B). Each GEMM accumulates in the same order as before: the same bits.
           issue_rs(dv, pf, L::kdOOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
           float dqacc[32];
-          if (my_dq) issue_dq(dqacc, dbuf, D == 128 ? wg : 0);
+          issue_dq(dqacc, step_use & 1, wg);
           issue_rs(dk, df, L::kQOff);
           // NOTES: the rank loop (shift / symmetric shift: O(n / 32) key evaluations per lane,
           // integer divisions) runs while the tensor cores work on the GEMMs; computed after the
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
           // barrier late), a cost that grew with seqlen.
-          const int meta_warp = D == 128 ? 0 : 4 * wg;  // the warp that writes the mailbox slot
-          const int rank = warp == meta_warp && my_dq ? rank_of(i, j) : 0;
-          if (my_dq) {
-            ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
-            ptx::warpgroup_fence_operand(dqacc);
-            stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, D == 128 ? wg : 0, meta_warp);
-          }
+          const int rank = warp == 0 ? rank_of(i, j) : 0;
+          ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
+          ptx::warpgroup_fence_operand(dqacc);
+          stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
           retire_all();
           // Q, dO, LSE, D of this stage are consumed.
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
-          // NOTES (hdim 64): the other warpgroup may arrive before the stager has waited
-          // dq_empty[dbuf]; the arrival still counts toward this use's phase: the previous phase
-          // of dq_full[dbuf] completed at step_use - 2, before the named barrier of step_use - 1
-          // let us pass.
-          if (!my_dq) cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every thread of that warpgroup
+        } else {
+          // hdim 64: the column split would need n32 halves of one swizzle atom. Instead warpgroup
+          // dbuf = step_use % 2 computes the whole dQ tile (K's only hdim sub-tile, all 128 keys)
+          // into staging buffer dbuf, after dV and dK have retired; the other warpgroup only
+          // arrives on dq_full[dbuf] (the count stays kMmaArrivals). The dQ warpgroup alternates,
+          // so the two stay balanced over two steps. Same staging order as hdim 128 with wg = 0.
+          // (The hdim 128 order, dV / dQ / dK with dQ staged under dK, cost 5-23% here, bea1336.)
+          issue_rs(dv, pf, L::kdOOff);
+          issue_rs(dk, df, L::kQOff);
+          ptx::named_bar_sync(kBarDs, kMmaThreads);
+          retire_all();
+          // Q, dO, LSE, D of this stage are consumed (GEMM 5 reads only dS and K).
+          cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
+          const int dbuf = step_use & 1;
+          if (wg == dbuf) {  // warpgroup-uniform
+            float dqacc[32];
+            issue_dq(dqacc, dbuf, 0);
+            const int rank = warp == 4 * wg ? rank_of(i, j) : 0;
+            ptx::wgmma_wait_group<0>();
+            ptx::warpgroup_fence_operand(dqacc);
+            stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, 0, 4 * wg);
+          } else {
+            // NOTES: this warpgroup may arrive before the stager has waited dq_empty[dbuf]; the
+            // arrival still counts toward this use's phase: the previous phase of dq_full[dbuf]
+            // completed at step_use - 2, before the named barrier of step_use - 1 let us pass.
+            cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every thread of this warpgroup
+          }
         }
        }
       }
