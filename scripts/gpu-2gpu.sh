@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# 2-GPU machine (run kind nvidia-h200-x2), from a snapshot of the tree: install the package, run
+# examples/check_reproducible.sh (1 GPU and 2 GPUs: DDP and FSDP pairs, cuDNN and SDPA
+# deterministic-mode baselines), then the free-SM sweep of the DDP dash run (--num-ctas; the
+# default leaves 8 of the SMs to NCCL). Logs under $OUT.
+#   STEPS (150)  MARGINS ("4 16": SMs left free besides the default run's 8)  CHECK_BUDGET_S (330)
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-$PWD/gpu-2gpu-logs}
+mkdir -p "$OUT"
+export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
+t0=$(date +%s)
+python -m pip install --no-build-isolation --no-deps -v . > "$OUT/pip.log" 2>&1; echo "pip rc $? ($(( $(date +%s) - t0 ))s)"
+timeout -k 10 "${CHECK_BUDGET_S:-330}" bash examples/check_reproducible.sh --steps "${STEPS:-150}" --python python \
+  --out "$OUT/repro" > "$OUT/check.log" 2>&1
+echo "check rc $? ($(( $(date +%s) - t0 ))s)"; tail -24 "$OUT/check.log"
+SMS=$(python -c 'import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)')
+export CUBLAS_WORKSPACE_CONFIG=:4096:8 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+for m in ${MARGINS:-4 16}; do
+  d="$OUT/sweep-margin$m"; mkdir -p "$d"
+  timeout -k 10 90 python -m torch.distributed.run --standalone --nproc_per_node 2 examples/train_llama.py \
+    --steps "${STEPS:-150}" --dist ddp --attn dash --num-ctas $((SMS - m)) --no-progress --no-checkpoint --out "$d" > "$d/log.txt" 2>&1
+  echo "margin $m (--num-ctas $((SMS - m))) rc $? $(grep -E '^(tokens_per_s|weights_sha256)' "$d/log.txt" | tr '\n' ' ')"
+done
+echo "total $(( $(date +%s) - t0 ))s"
