@@ -167,27 +167,36 @@ for a, b, kind in pairs:
     res["pairs"].append(dict(a=a, b=b, must_match=kind == "must", identical=ok, losses_identical=same_log,
                              weights_identical=same_w, first_diff_step=first, max_abs_loss_diff=maxd))
 
-print("\n[check] throughput (tokens/s over all GPUs, after the timing warm-up)")
-print(f"  {'run':28s} {'attn':13s} {'gpus':>4s} {'tokens/s':>12s} {'per GPU':>11s} {'final loss':>11s}  weights")
+print("\n[check] throughput (tokens/s over all GPUs, after the timing warm-up; 'median': from the median"
+      " step time, which one slow step does not move)")
+print(f"  {'run':28s} {'attn':13s} {'gpus':>4s} {'tokens/s':>12s} {'median':>12s} {'per GPU':>11s} {'final loss':>11s}  weights")
 for r in runs:
     s = data[r][1]
-    res["runs"][r] = {k: s.get(k) for k in ("attn", "world_size", "tokens_per_s", "tokens_per_s_per_gpu", "final_loss",
-                                            "weights_sha256", "peak_mem_gib", "sdpa_gqa", "dash_bwd_info")}
-    print(f"  {r:28s} {s['attn']:13s} {s['world_size']:4d} {s['tokens_per_s']:12.0f} {s['tokens_per_s_per_gpu']:11.0f}"
-          f" {s['final_loss']:11.5f}  {s['weights_sha256'][:16]}")
+    res["runs"][r] = {k: s.get(k) for k in ("attn", "world_size", "tokens_per_s", "tokens_per_s_median",
+                                            "tokens_per_s_per_gpu", "step_ms_median", "step_ms_min", "step_ms_max",
+                                            "final_loss", "weights_sha256", "peak_mem_gib", "sdpa_gqa", "dash_bwd_info")}
+    med = s.get("tokens_per_s_median") or float("nan")
+    print(f"  {r:28s} {s['attn']:13s} {s['world_size']:4d} {s['tokens_per_s']:12.0f} {med:12.0f}"
+          f" {s['tokens_per_s_per_gpu']:11.0f} {s['final_loss']:11.5f}  {s['weights_sha256'][:16]}")
 
-def tps(name):
-    return data[name][1]["tokens_per_s"] if name in data else None
+def tps(name, key="tokens_per_s"):
+    return data[name][1].get(key) if name in data else None
 
-ratios = {}
+ratios, ratios_median = {}, {}
 for tag, a, b in ((f"1gpu {det}/{nondet}", f"1gpu_{det}_a", f"1gpu_{nondet}_a"),
                   (f"1gpu {det}/sdpa_detmode", f"1gpu_{det}_a", "1gpu_sdpa_detmode"),
                   (f"2gpu ddp {det}/{nondet}", f"2gpu_ddp_{det}_a", f"2gpu_ddp_{nondet}"),
                   (f"2gpu ddp {det}/sdpa_detmode", f"2gpu_ddp_{det}_a", "2gpu_ddp_sdpa_detmode")):
     if tps(a) and tps(b):
         ratios[tag] = tps(a) / tps(b)
-        print(f"  ratio {tag}: {ratios[tag]:.3f}")
+        line = f"  ratio {tag}: {ratios[tag]:.3f}"
+        ma, mb = tps(a, "tokens_per_s_median"), tps(b, "tokens_per_s_median")
+        if ma and mb:
+            ratios_median[tag] = ma / mb
+            line += f" (median steps: {ratios_median[tag]:.3f})"
+        print(line)
 res["ratios"] = ratios
+res["ratios_median"] = ratios_median
 res["deterministic_pairs_ok"] = bad == 0
 json.dump(res, open(os.path.join(out, "results.json"), "w"), indent=1)
 sys.exit(1 if bad else 0)

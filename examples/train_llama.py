@@ -97,6 +97,7 @@ import json  # noqa: E402
 import math  # noqa: E402
 import platform  # noqa: E402
 import random  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -618,6 +619,20 @@ def main(argv=None):
             log(f"step {pending[-1][0] + 1}/{args.steps} loss {last_loss:.4f}")
         pending.clear()
 
+    # Per-step times of the timed steps: CUDA events on the stream (no sync inside the loop) or
+    # wall time on the CPU. Their median gives tokens_per_s_median, which one slow step (a host
+    # hiccup, another process on the machine) does not move; tokens_per_s is over the whole span.
+    def mark():
+        if device.type == "cuda":
+            e = torch.cuda.Event(enable_timing=True)
+            e.record()
+            return e
+        return time.perf_counter()
+
+    def span_ms(a, b):
+        return a.elapsed_time(b) if device.type == "cuda" else (b - a) * 1e3
+
+    step_marks = []
     prof = None
     prof_first = min(args.timing_warmup, args.steps - 1)
     for step in range(args.steps):
@@ -634,6 +649,8 @@ def main(argv=None):
             flush()
             sync()
             t_start, step_start = time.perf_counter(), step
+        if t_start is not None:
+            step_marks.append(mark())
         lr = lr_at(step, args)
         for g in opt.param_groups:
             g["lr"] = lr
@@ -657,6 +674,7 @@ def main(argv=None):
                 bwd_info = {"error": str(e)}
         if len(pending) >= args.log_every:
             flush()
+    step_marks.append(mark())
     flush()
     sync()
     if prof is not None:  # fewer steps left than --profile-steps
@@ -665,6 +683,9 @@ def main(argv=None):
     elapsed = time.perf_counter() - t_start
     timed_steps = args.steps - step_start
     tok_s = timed_steps * tokens_per_step / elapsed if elapsed > 0 else float("nan")
+    step_ms = [span_ms(a, b) for a, b in zip(step_marks, step_marks[1:])]
+    step_ms_median = statistics.median(step_ms) if step_ms else float("nan")
+    tok_s_median = tokens_per_step / (step_ms_median / 1e3) if step_ms and step_ms_median > 0 else float("nan")
     if bar is not None:
         bar.close()
 
@@ -681,6 +702,8 @@ def main(argv=None):
         result = {
             "weights_sha256": digest, "tokens_per_s": tok_s, "tokens_per_s_per_gpu": tok_s / world,
             "timed_steps": timed_steps, "elapsed_s": elapsed, "final_loss": last_loss,
+            "tokens_per_s_median": tok_s_median, "step_ms_median": step_ms_median,
+            "step_ms_min": min(step_ms) if step_ms else None, "step_ms_max": max(step_ms) if step_ms else None,
             "params": n_params, "model": cfg, "world_size": world, "peak_mem_gib": peak,
             "attn": args.attn, "num_ctas": num_ctas, "sdpa_gqa": impl.gqa if args.attn.startswith("sdpa") else None,
             "dash_bwd_info": bwd_info, "args": vars(args), "env": {k: os.environ.get(k) for k in DET_ENV},
@@ -698,6 +721,8 @@ def main(argv=None):
             torch.save(ckpt, os.path.join(args.out, "checkpoint.pt"))
         loss_f.close()
         print(f"tokens_per_s {tok_s:.0f}  ({world} x {device.type}, {timed_steps} timed steps, {elapsed:.1f}s)")
+        print(f"tokens_per_s_median {tok_s_median:.0f}  (median step {step_ms_median:.2f} ms, "
+              f"min {min(step_ms) if step_ms else float('nan'):.2f}, max {max(step_ms) if step_ms else float('nan'):.2f})")
         print(f"final_loss {last_loss:.6f}")
         print(f"weights_sha256 {digest}", flush=True)
     if args.dist != "none":
