@@ -10,7 +10,7 @@
 #   TRAIN=1  examples/train_llama.py on one GPU, TRAIN_ATTNS (dash sdpa_cudnn), TRAIN_STEPS (60),
 #            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
-#   NEXT=1   synccheck with take-ahead on, and lagged dQ / take-ahead benchmarks against the default
+#   NEXT=1   the early-release writer draft: its bits test, synccheck/racecheck with it, bench A/B
 #   AB_OLD=BIN  bench this build against an older dash-attn binary (AB_HDIMS, AB_SCHEDULES)
 #   PROFILE=1  ncu on the backward (scripts/profile-bwd.sh; SCHEDULES, SEQLEN, HDIM, CAUSAL)
 #   TESTS=0  skips the C++ GPU tests and the sanitizers
@@ -69,18 +69,21 @@ if [ "${DRAFT:-0}" = 1 ]; then  # the gated draft tests (each under a timeout), 
     fi
   done
 fi
-if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v5 ("What limits the kernel")
-  # 1. synccheck with take-ahead on (cbf956e arrives on kv_near_end only when the taker waits).
-  DASH_BWD_TAKE_AHEAD=2 timeout -k 5 300 bash scripts/run_sanitizer.sh synccheck "$T" > "$OUT/synccheck-ahead2.log" 2>&1
-  echo "synccheck take-ahead 2 rc $? $(grep -E 'ERROR SUMMARY' "$OUT/synccheck-ahead2.log")"
-  # 2. lagged dQ on the head-block order, both drafts' benchmarks against the default (hdim 128).
-  DASH_TEST_SM90_DRAFT=1 timeout -k 5 200 "$T" --gtest_filter='BwdSm90LaggedDq.*' > "$OUT/test-lagged.log" 2>&1
-  echo "test lagged rc $?"
-  for v in default lagged ahead2; do
-    case $v in lagged) e=DASH_BWD_LAGGED_DQ=1 ;; ahead2) e=DASH_BWD_TAKE_AHEAD=2 ;; *) e=DASH_NOTHING=1 ;; esac
-    env $e timeout -k 5 150 "$X" bench --hdim 128 --schedules ascending,spt,descending,atomic,auto \
-      --json "$OUT/next-$v-hdim128.json" > "$OUT/next-$v-hdim128.log" 2>&1
-    echo "bench $v hdim 128 rc $?"
+if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v6 ("What limits the kernel")
+  # 1. The early-release writer draft: bits test, sanitizers with it on, then benchmarks.
+  timeout -k 5 200 "$T" --gtest_filter='BwdSm90EarlyRelease.*' > "$OUT/test-early.log" 2>&1
+  echo "test early-release rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/test-early.log" | tr '\n' ' ')"
+  for tool in synccheck racecheck; do
+    DASH_BWD_EARLY_RELEASE=1 timeout -k 5 300 bash scripts/run_sanitizer.sh $tool "$T" > "$OUT/$tool-early.log" 2>&1
+    echo "$tool early-release rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-early.log")"
+  done
+  for hd in 128 64; do
+    for v in default early; do
+      case $v in early) e=DASH_BWD_EARLY_RELEASE=1 ;; *) e=DASH_NOTHING=1 ;; esac
+      env $e timeout -k 5 150 "$X" bench --hdim $hd --schedules ascending,spt,descending,atomic,auto \
+        --json "$OUT/next-$v-hdim$hd.json" > "$OUT/next-$v-hdim$hd.log" 2>&1
+      echo "bench $v hdim $hd rc $?"
+    done
   done
 fi
 if [ -n "${AB_OLD:-}" ]; then  # A/B: this build's dash-attn against an older binary, same process order, both head dims

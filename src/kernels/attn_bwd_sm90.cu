@@ -202,6 +202,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
   const bool ordered = M.deterministic() && !p.debug_unordered;
+  const bool early = p.writer_early_release != 0;
   float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
 #pragma unroll 1
   for (int q = 0;; ++q) {
@@ -209,7 +210,11 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
     sm90::mbar_wait(&bars.dq_full[buf], (q >> 1) & 1);
     const volatile DqMeta* vm = mailbox + buf;
     const int task = vm->task;
-    if (task == kMetaExit) break;
+    if (task == kMetaExit) {
+      // Early release, unordered: the last tiles' adds land before the writer (and the CTA) leaves.
+      if (lane_id() == 0 && early) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+      break;
+    }
     if (lane_id() == 0) {
       const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
       int* sem = p.dq_sem + dq_sem_index(M, mb, mhq, mi);
@@ -224,14 +229,18 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
                                         sDq + buf * L::kDqFloats, L::kDqBytes);
         cuda::ptx::cp_async_bulk_commit_group();
       }
+      if (early) {  // DRAFT (p.writer_early_release): the buffer back once the bulk copy has read it
+        cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+        cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
+      }
       // Completion, not `.read`: the adds must have landed before the semaphore moves (dash-spec 4).
-      cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+      if (ordered || !early) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
       if (ordered) {
         cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
         ptx::red_release_gpu_add(sem, 1);
       }
       atomicExch(s_reduced, q + 1);  // progress for the taker's drain (an atomic: racecheck-clean)
-      cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
+      if (!early) cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
     }
     __syncwarp();
   }

@@ -57,6 +57,12 @@ struct BwdKernelParams {
   // DRAFT (DASH_BWD_WRITER_OVERLAP=1, sm90 backward): the dQ writer overlaps the completion wait
   // of one tile with the issue of the next (dq_writer_overlap). Same adds in the same order.
   int writer_overlap;
+  // DRAFT (DASH_BWD_EARLY_RELEASE=1, sm90 backward, default writer): the staging buffer goes
+  // back to the MMA warps (dq_empty) once the bulk reduce has READ it (wait_group.read), not once
+  // its adds have landed; the semaphore still moves only after completion, and the unordered
+  // (atomic) mode waits for completion only before the writer exits. Same adds in the same
+  // order: the same bits. Motivation: ncu at bea1336, the MMA warps wait on dq_empty (v6).
+  int writer_early_release;
   // With late taking (sm90 backward): take the next task when the current side has this many
   // steps left (kv_near_end), so that the next task's atomicAdd and K/V load overlap its last
   // steps; 0: when it is done. Default kDefaultTakeAhead; DASH_BWD_TAKE_AHEAD=N overrides.

@@ -436,6 +436,15 @@ TEST(BwdSm90TakeAhead, BitwiseEqualToTheDefaultPath) {
     expect_switch_keeps_bits("DASH_BWD_TAKE_AHEAD", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7800, n);
 }
 
+// DASH_BWD_EARLY_RELEASE=1 (draft): the dQ writer hands the staging buffer back once the bulk
+// reduce has read it; the adds, their order and the semaphore releases are unchanged: the same
+// bits. Not gated: the first GPU run of the draft is this test.
+TEST(BwdSm90EarlyRelease, BitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_EARLY_RELEASE", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}},
+                           7900);
+}
+
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
 // GEMM is issued one step later and the warpgroups synchronise on mbarriers instead of a named
 // barrier: the same GEMMs on the same operands, so the same bits. Experiment-gated.
