@@ -131,7 +131,7 @@ struct Sm90BwdBars {
   uint64_t task_empty[2];  // every MMA thread and the loader have read it
   uint64_t kv_full;        // count 1 + tx: K and V of a side landed
   uint64_t kv_empty;       // every MMA thread is done with K/V of the side
-  uint64_t kv_near_end;    // count 1 (MMA thread 0): the side reached step max(0, steps - take_ahead)
+  uint64_t kv_near_end;    // count 1 (MMA thread 0): the task's last side reached step max(0, steps - take_ahead)
   uint64_t qdo_full[2];    // count 1 + tx: Q, dO, LSE, D of a step landed
   uint64_t qdo_empty[2];   // every MMA thread is done with the stage
   uint64_t dq_full[2];     // every MMA thread: dQ partial staged (and the mailbox slot written)
@@ -336,7 +336,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
   // next task is taken once the MMA warps have finished the last side of the previous one
   // (kv_empty's phase of that side), as in the sm80 kernel.
   const bool late = takes_late(p, M);  // = dynamic && !drain && deterministic && p.take_late
-  int tiles_published = 0, sides_published = 0;
+  int tiles_published = 0, sides_published = 0, tasks_published = 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     // NOTES: the drain rule (attn_bwd_sm80.cu): the next task may belong to the same group and
@@ -353,8 +353,19 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     // has reached its step max(0, steps - take_ahead), so the next task's atomicAdd and K/V load
     // overlap that side's last steps. Same parity argument (one phase per side, none before the
     // side is published).
-    if (late && sides_published > 0)
-      sm90::mbar_wait(takes_ahead(p, M) ? &bars.kv_near_end : &bars.kv_empty, (sides_published - 1) & 1);
+    // NOTES: kv_near_end completes one phase per TASK (arrived on in the task's last side only):
+    // counted per side, as before 2026-11-30's fifth session, a two-sided task (symmetric shift
+    // with one task per head, group width 1: seqlen_k <= 256) completed two phases, the parity
+    // wait on the second passed while the first was pending, and synccheck reported the phase
+    // nobody waited on ("Missing wait", docs/perf.md v6). The kv_empty wait keeps that aliasing
+    // for such tasks (it can only take the next task early, which is deadlock-free; no phase
+    // goes unwaited there: the loader waits on every kv_empty phase).
+    if (late && tasks_published > 0) {
+      if (takes_ahead(p, M))
+        sm90::mbar_wait(&bars.kv_near_end, (tasks_published - 1) & 1);
+      else
+        sm90::mbar_wait(&bars.kv_empty, (sides_published - 1) & 1);
+    }
     const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * gridDim.x;
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_empty[tslot], ((it >> 1) & 1) ^ 1);
@@ -366,6 +377,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     if (task >= num_tasks) break;
     tiles_published += M.task_steps(slot);
     sides_published += M.num_sides(slot);
+    ++tasks_published;
   }
 }
 
@@ -646,12 +658,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int nsteps = M.num_steps(slot, side);
       const int key_row0 = j * kBN + key_local;
       sm90::mbar_wait(&bars.kv_full, side_use & 1);
-      // kv_near_end: one arrival per side (also a side of no steps), only when the taker waits on
-      // it (takes_ahead). At 1f1af5c every schedule arrived, also those whose taker never waits,
-      // and synccheck reported "Missing wait" by thread 0 at shared 0x430 (48 bytes past 0x400:
-      // kv_near_end's offset in Sm90BwdBars, if that is the first static shared variable; an
-      // inference). A phase nobody waits on is the likely cause. Not yet re-run under synccheck.
-      const int near_end_at = !takes_ahead(p, M) ? -1 : nsteps * G > p.take_ahead ? nsteps * G - p.take_ahead : 0;
+      // kv_near_end: one arrival per task, in its last side (also a side of no steps), only when
+      // the taker waits on it (takes_ahead); the taker counts tasks (see task_taker's NOTES).
+      const bool last_side = side == M.num_sides(slot) - 1;
+      const int near_end_at =
+          !takes_ahead(p, M) || !last_side ? -1 : nsteps * G > p.take_ahead ? nsteps * G - p.take_ahead : 0;
       if (threadIdx.x == 0 && near_end_at >= 0 && nsteps * G == 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
 
       float dk[D / 2], dv[D / 2];
