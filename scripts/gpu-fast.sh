@@ -70,6 +70,9 @@ if [ "${DRAFT:-0}" = 1 ]; then  # the gated draft tests (each under a timeout), 
   done
 fi
 if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v6 ("What limits the kernel")
+  # 0. Take-ahead draft after 8fb5075 (one kv_near_end phase per task): synccheck should be clean.
+  DASH_BWD_TAKE_AHEAD=2 timeout -k 5 300 bash scripts/run_sanitizer.sh synccheck "$T" > "$OUT/synccheck-ahead2.log" 2>&1
+  echo "synccheck take-ahead 2 rc $? $(grep -E 'ERROR SUMMARY' "$OUT/synccheck-ahead2.log")"
   # 1. The early-release writer draft: bits test, sanitizers with it on, then benchmarks.
   timeout -k 5 200 "$T" --gtest_filter='BwdSm90EarlyRelease.*' > "$OUT/test-early.log" 2>&1
   echo "test early-release rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/test-early.log" | tr '\n' ' ')"
