@@ -11,7 +11,7 @@ mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
 t0=$(date +%s)
 python -m pip install --no-build-isolation --no-deps -v . > "$OUT/pip.log" 2>&1; echo "pip rc $? ($(( $(date +%s) - t0 ))s)"
-timeout -k 10 "${CHECK_BUDGET_S:-330}" bash examples/check_reproducible.sh --steps "${STEPS:-150}" --python python \
+timeout -k 10 "$(( ${CHECK_BUDGET_S:-330} + 120 ))" bash examples/check_reproducible.sh --steps "${STEPS:-150}" --python python --budget-s "${CHECK_BUDGET_S:-330}" \
   --out "$OUT/repro" > "$OUT/check.log" 2>&1
 echo "check rc $? ($(( $(date +%s) - t0 ))s)"; tail -24 "$OUT/check.log"
 SMS=$(python -c 'import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)')
