@@ -19,7 +19,10 @@ Shapes: the standard sweep (bf16, 16k tokens per batch, hidden 2048: hdim 64 -> 
 
 Timing: CUDA events around each iteration, median of --reps after --warmup. "fwd" runs the
 forward with autograd recording (as in training); "fwd+bwd" runs the forward and
-torch.autograd.grad; bwd = median(fwd+bwd) - median(fwd). FLOPs (FlashAttention convention):
+torch.autograd.grad; bwd = median of the backward's own time inside those iterations (a CUDA
+event between the forward and torch.autograd.grad; until a77d6b6 it was median(fwd+bwd) -
+median(fwd), kept as bwd_sub_ms: at seqlen 512 the forward medians scattered and the
+difference was noise). FLOPs (FlashAttention convention):
 fwd 4*b*h*s*s*d, halved for causal; bwd 2.5x fwd.
 
 Determinism: the gradients of every timed fwd+bwd iteration (warm-up included) are compared
@@ -264,9 +267,13 @@ def run_impl(name, q, k, v, dout, causal, args, state, timer, ref):
                 with ctx():
                     return attn(q, k, v)
 
-            def fwdbwd():
+            def fwdbwd(mid=None):
+                # mid: a list; when given, a timer mark is appended between the forward and the
+                # backward (the backward's own time, without subtracting two medians)
                 with ctx():
                     o = attn(q, k, v)
+                    if mid is not None:
+                        mid.append(timer.start())
                     g = torch.autograd.grad(o, (q, k, v), dout)
                 return o, g
 
@@ -321,21 +328,26 @@ def run_impl(name, q, k, v, dout, causal, args, state, timer, ref):
                 n_cmp += 1
                 del o, g
             timer.sync()
-            fb_t = []
+            fb_t, bw_t = [], []
             for _ in range(args.reps):
                 t0 = timer.start()
-                o, g = fwdbwd()
+                mid = []
+                o, g = fwdbwd(mid)
                 fb_t.append(timer.stop(t0))
+                bw_t.append((mid[0], fb_t[-1][1]))
                 for a, b in zip(g, ref_bits):
                     mism += (bits(a) != b).sum()
                 n_cmp += 1
                 del o, g
             timer.sync()
             fb_ms = [timer.ms(p) for p in fb_t]
+            bw_ms = [timer.ms(p) for p in bw_t]
             del ref_bits
         res["fwd_ms"] = statistics.median(fwd_ms)
         res["fwdbwd_ms"] = statistics.median(fb_ms)
-        res["bwd_ms"] = res["fwdbwd_ms"] - res["fwd_ms"]
+        res["bwd_ms"] = statistics.median(bw_ms)
+        res["bwd_sub_ms"] = res["fwdbwd_ms"] - res["fwd_ms"]  # the convention before the fifth session
+        res["bwd_ms_all"] = [round(x, 4) for x in bw_ms]
         res["fwd_ms_all"] = [round(x, 4) for x in fwd_ms]
         res["fwdbwd_ms_all"] = [round(x, 4) for x in fb_ms]
         m = int(mism.item())
@@ -568,7 +580,8 @@ def main(argv=None):
     meta["impls"] = impl_names
     meta["conventions"] = {
         "fwd_flops": "4*b*h*s*s*d, halved for causal", "bwd_flops": "2.5 * fwd_flops",
-        "bwd_ms": "median(fwd+bwd) - median(fwd)", "timing": "CUDA events per iteration, median",
+        "bwd_ms": "median over the fwd+bwd iterations of the time from after the forward's launches to "
+                  "the end of the backward (bwd_sub_ms: median(fwd+bwd) - median(fwd), the convention until a77d6b6)", "timing": "CUDA events per iteration, median",
         "det": "all dq/dk/dv bitwise equal (int16 views) over det_runs fwd+bwd runs",
         "det_mode": "torch.use_deterministic_algorithms(True) around fwd and bwd; "
                     f"fill_uninitialized_memory={bool(args.fill_uninitialized)}",
