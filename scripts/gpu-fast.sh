@@ -80,6 +80,13 @@ if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v6 ("What li
     DASH_BWD_EARLY_RELEASE=1 timeout -k 5 300 bash scripts/run_sanitizer.sh $tool "$T" > "$OUT/$tool-early.log" 2>&1
     echo "$tool early-release rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-early.log")"
   done
+  # 2. hdim 64: is descending's gap to spt (3-13%, docs/schedules.md a77d6b6 refit) its head-block
+  #    task order? Descending / atomic with 1 and 4 heads per block against the default 16.
+  for b in 1 4; do
+    DASH_HEAD_BLOCK=$b timeout -k 5 150 "$X" bench --hdim 64 --schedules descending,atomic,spt \
+      --json "$OUT/next-headblock$b-hdim64.json" > "$OUT/next-headblock$b-hdim64.log" 2>&1
+    echo "bench head block $b hdim 64 rc $?"
+  done
   for hd in 128 64; do
     for v in default early; do
       case $v in early) e=DASH_BWD_EARLY_RELEASE=1 ;; *) e=DASH_NOTHING=1 ;; esac
