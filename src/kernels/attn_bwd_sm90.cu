@@ -381,6 +381,16 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
   }
 }
 
+// Reads the task the taker published in ring slot it % 2 and frees the slot (the loader and
+// every MMA thread read each one: task_empty counts kMmaArrivals + 1).
+__device__ __forceinline__ TaskRef read_published_task(Sm90BwdBars& bars, const TaskRef* s_task, int it) {
+  const int tslot = it & 1;
+  sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
+  const TaskRef tr = s_task[tslot];
+  cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);
+  return tr;
+}
+
 // ---- the loader (warp 8, lane 0) -----------------------------------------------------------------
 template <int D>
 __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
@@ -398,11 +408,8 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
   int side_use = 0, step_use = 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
-    const int tslot = it & 1;
-    sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
-    const TaskRef tr = s_task[tslot];
+    const TaskRef tr = read_published_task(bars, s_task, it);
     const int task = tr.task, bh = tr.head, slot = tr.slot;
-    cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);
     if (task >= num_tasks) break;
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
 #pragma unroll 1
@@ -644,11 +651,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   int prev_i = 0, prev_hq = 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
-    const int tslot = it & 1;
-    sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
-    const TaskRef tr = s_task[tslot];
+    const TaskRef tr = read_published_task(bars, s_task, it);
     const int task = tr.task, bh = tr.head, slot = tr.slot;
-    cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);  // every MMA thread (kMmaArrivals)
     if (task >= num_tasks) break;
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
 
