@@ -445,6 +445,39 @@ TEST(BwdSm90EarlyRelease, BitwiseEqualToTheDefaultPath) {
                            7900);
 }
 
+// The atomic (unordered) mode is where the switch changes the most: its writer no longer waits for
+// a tile's adds to land before the next (only before it exits). No bits to compare (atomic is not
+// deterministic): every gradient element written and within the low-precision bound of float64.
+TEST(BwdSm90EarlyRelease, AtomicModeAccurate) {
+  REQUIRE_SM90();
+  ScopedEnv early("DASH_BWD_EARLY_RELEASE", "1");
+  int idx = 0;
+  for (int d : {128, 64})
+    for (bool causal : {false, true})
+      for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
+                                        std::tuple{2, 300, 700, 4, 1}}) {
+        ProblemSpec s;
+        s.dtype = DType::kBF16; s.head_dim = d; s.causal = causal;
+        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
+        s.seed = 7950 + idx++;
+        const Sm90Case c{s, Schedule::kAtomic};
+        Problem pr(s);
+        const Refs& r = references(s);
+        ASSERT_TRUE(tested_forward(pr).ok());
+        CUDA_OK(cudaDeviceSynchronize());
+        for (int grid : {0, 31}) {
+          AttnBwdParams p = pr.bwd_params(Schedule::kAtomic);
+          p.allow_fallback = false;
+          p.num_ctas = grid;
+          BwdLaunchInfo info;
+          const Status st = run_sm90_bwd(pr, p, &info);
+          ASSERT_TRUE(st.ok()) << st.message;
+          ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
+          check_grads(pr, c, r, info);
+        }
+      }
+}
+
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
 // GEMM is issued one step later and the warpgroups synchronise on mbarriers instead of a named
 // barrier: the same GEMMs on the same operands, so the same bits. Experiment-gated.
