@@ -20,8 +20,8 @@ cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-fast-logs}
 mkdir -p "$OUT"
 B=${BUILD_DIR:-build}
-T=$B/tests/dash_gpu_tests
-X=$B/dash-attn
+T=${T_TESTS:-$B/tests/dash_gpu_tests}  # T_TESTS: another test binary (scripts/snap-with-branch.sh)
+X=${X_NEW:-$B/dash-attn}  # X_NEW: another dash-attn binary as "this build" (scripts/snap-with-branch.sh)
 status=0
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv > "$OUT/machine.txt" 2>&1
 pip_pid=
