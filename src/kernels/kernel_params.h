@@ -68,7 +68,7 @@ struct BwdKernelParams {
   // steps; 0: when it is done. Default kDefaultTakeAhead; DASH_BWD_TAKE_AHEAD=N overrides.
   // DRAFT for N > 0: faster (hdim 64 +1-7%, hdim 128 -1..+4%; docs/perf.md v5) and bitwise equal,
   // but compute-sanitizer synccheck reported "Barrier error detected. Missing wait" (thread 0 of
-  // block 0) on the Sanitize test with N = 2 (1f1af5c, again at 19033db). Cause found by reading
+  // block 0) on the Sanitize test with N = 2 (1f1af5c, again at 19033db). Likely cause, found by reading
   // (fifth session): two-sided tasks completed two kv_near_end phases per task; now one per
   // task (task_taker's NOTES). Not yet re-run under synccheck, so the default stays 0.
   int take_ahead;
