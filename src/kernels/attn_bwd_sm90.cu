@@ -24,19 +24,22 @@
 //                      Q/dO tiles (+ LSE/D vectors, 1-D bulk copies) per step, 2-stage ring;
 //       warp 9:         the dQ writer;
 //       warps 10, 11:   leave after setmaxnreg.
-// Per step (Q tile i of query head hq, 64 rows), MMA warpgroup w:
+// Per step (Q tile i of query head hq, 64 rows), MMA warpgroup w (hdim 128 order; docs/bwd-sm90.md):
 //   S^T  = K_w Q^T          wgmma SS m64n64k16 x D/16   (A = K rows, B = Q, both K-major)
 //   dP^T = V_w dO^T         wgmma SS                    (A = V rows, B = dO)
 //   P^T  = exp2(S^T * scale_log2 - LSE) (masked), dS^T = P^T (dP^T - D)      registers
+//   dS^T -> smem (swizzled [128 keys x 64 q], stmatrix), proxy fence
 //   dV  += P^T dO           wgmma RS m64n{D}k16 x 4     (A = P^T fragments, B = dO MN-major)
-//   dK  += dS^T Q           wgmma RS                    (A = dS^T fragments, B = Q MN-major)
-//   dS^T -> smem (swizzled [128 keys x 64 q]), proxy fence, 256-thread named barrier
+//   256-thread named barrier (both halves of dS^T stored)
 //   dQ[:, 64w..64w+63] = dS K[:, 64w..]   wgmma SS m64n64k16 x 8 (A = dS MN-major (tnspA),
-//                                         B = K MN-major (tnspB)), staged fp32 for the writer.
+//                                         B = K MN-major (tnspB))
+//   dK  += dS^T Q           wgmma RS                    (A = dS^T fragments, B = Q MN-major)
+//   wait for dV and dQ; dQ staged fp32 for the writer while dK runs; wait for dK.
 // hdim 64: the column split would need n32 halves of one swizzle atom. Instead warpgroup
 // w = step % 2 computes the whole dQ tile, dQ = dS K (the same m64n64k16 x 8 SS GEMM over all
 // 128 keys, with K's only hdim sub-tile), and stages it into buffer step % 2; the other warpgroup
-// only arrives on dq_full. Same staging order as hdim 128 with w = 0, same postprocess.
+// only arrives on dq_full; dV and dK retire before that dQ GEMM (the hdim 128 order cost 5-23%
+// here). Same staging order as hdim 128 with w = 0, same postprocess.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -470,7 +473,8 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
 // Q tile's rows). Thread t holds keys key_row0, key_row0 + 8 and query rows 8n + 2(t%4) + e.
 template <bool kMask, bool kCausal>
 // lse01: the LSE pairs of n = 0 and 1, loaded by the caller before it waits for S^T (the first
-// FFMAs waited on these loads: short-scoreboard stalls, 8% of the MMA warps' samples at bea1336).
+// FFMAs waited on these loads: short-scoreboard stalls, 8% of the MMA warps' samples at bea1336;
+// the gain of this early load was not separable from noise in the a77d6b6 A/B).
 __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, const float2 (&lse01)[2], int key_row0,
                                           int q_row0, int q_lim, int k_lim, int diag, float scale_log2, int quad) {
 #pragma unroll
