@@ -468,6 +468,17 @@ template <uint32_t kLbo, uint32_t kSbo>
 __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
   return sm90::encode_smem_desc(addr, sm90::SmemLayout::kSwizzle128B, kLbo, kSbo);
 }
+// DRAFT (branch draft/desc-lo-add): the descriptor of the k-step `bytes` past a chain's first
+// operand address, from that address's low descriptor word `lo0` (sm90::smem_desc_lo): one add
+// on an opaque copy (so the eight per chain are formed next to their wgmma, not hoisted and kept
+// live: that spilled), and a constant high word. The same 64-bit value as sw128_desc(addr + bytes)
+// (tests: Sm90Primitives.DescriptorLoWordAddsWithoutCarry); ncu at bea1336: the descriptors cost
+// about 12 instructions per HGMMA of the S^T / dP^T issue, a sixth of the MMA warps' samples.
+template <uint32_t kSbo>
+__device__ __forceinline__ uint64_t sw128_desc_step(uint32_t lo0, uint32_t bytes) {
+  constexpr uint32_t kHi = sm90::smem_desc_hi(sm90::SmemLayout::kSwizzle128B, kSbo);
+  return sm90::smem_desc_from_words(opaque(lo0) + (bytes >> 4), kHi);
+}
 
 // P^T of one step, in place in the S^T accumulator (m64n64: rows = this WG's keys, columns = the
 // Q tile's rows). Thread t holds keys key_row0, key_row0 + 8 and query rows 8n + 2(t%4) + e.
@@ -584,7 +595,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int G = tp.q_per_kv();
   const int num_tasks = M.num_tasks();
   const int diag = tp.seqlen_k - tp.seqlen_q;
-  const int wg = threadIdx.x / 128;          // keys 64wg .. 64wg + 63 of the KV tile
+  // keys 64wg .. 64wg + 63 of the KV tile; broadcast from lane 0 so that the compiler knows it is
+  // warp-uniform (values derived from it, e.g. the K/V descriptor addresses, go to uniform registers)
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const int t = threadIdx.x % 128;
   const int wq = t / 32, quad = lane % 4;
   const int key_local = 64 * wg + 16 * wq + lane / 4;  // this thread's keys: key_local, key_local + 8
@@ -605,15 +618,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   // head_dim 128: chunk = wg (each warpgroup 64 columns); head_dim 64: chunk 0 (whole tile).
   auto issue_dq = [&](float (&acc)[32], int ds_buf, int chunk) {
     const uint32_t base = opaque(smem_u32);
-    const uint32_t a_ds = base + L::kDsOff + ds_buf * L::kDsBytes;
-    const uint32_t b_k = base + L::kKOff + chunk * sm90::subtile_bytes(kBN);
+    const uint32_t a_lo = sm90::smem_desc_lo(base + L::kDsOff + ds_buf * L::kDsBytes, L::kDsBytes);
+    const uint32_t b_lo = sm90::smem_desc_lo(base + L::kKOff + chunk * sm90::subtile_bytes(kBN), sm90::subtile_bytes(kBN));
     ptx::warpgroup_fence_operand(acc);
     ptx::wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kBN / 16; ++kk)
-      ptx::wgmma_ss<64, 1, 1, T>(acc, sw128_desc<L::kDsBytes, 1024>(a_ds + kk * sm90::kMNMajorStepBytes),
-                                 sw128_desc<sm90::subtile_bytes(kBN), 1024>(b_k + kk * sm90::kMNMajorStepBytes),
-                                 kk > 0 ? 1 : 0);
+      ptx::wgmma_ss<64, 1, 1, T>(acc, sw128_desc_step<1024>(a_lo, kk * sm90::kMNMajorStepBytes),
+                                 sw128_desc_step<1024>(b_lo, kk * sm90::kMNMajorStepBytes), kk > 0 ? 1 : 0);
     ptx::wgmma_commit_group();
   };
   // Hands dQ tile number `use` (head_dim 128: this warpgroup's 64 columns, chunk = wg; head_dim
@@ -694,11 +706,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         // the tensor cores still run dP^T (wait_group 1: groups retire in order), dS^T after.
         // Register peak: dK + dV (128) + both fp32 accumulators (64) + the P^T fragments (16).
         auto kmajor_issue = [&](float (&acc)[32], uint32_t a_rows, uint32_t b_rows) {
+          const uint32_t a_lo = sm90::smem_desc_lo(a_rows, 16), b_lo = sm90::smem_desc_lo(b_rows, 16);
           ptx::warpgroup_fence_operand(acc);
 #pragma unroll
           for (int kk = 0; kk < D / 16; ++kk)
-            ptx::wgmma_ss<64, 0, 0, T>(acc, sw128_desc<16, 1024>(a_rows + kstep(kk, sm90::subtile_bytes(kBN))),
-                                       sw128_desc<16, 1024>(b_rows + kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
+            ptx::wgmma_ss<64, 0, 0, T>(acc, sw128_desc_step<1024>(a_lo, kstep(kk, sm90::subtile_bytes(kBN))),
+                                       sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
           ptx::wgmma_commit_group();
         };
         uint32_t pf[4][4], df[4][4];
@@ -760,14 +773,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         const uint32_t rs_base = opaque(smem_u32);
         auto issue_rs = [&](float (&acc)[D / 2], uint32_t (&frag)[4][4], uint32_t b_off) {
           constexpr uint32_t kLbo = sm90::subtile_bytes(kBM);  // hdim chunks of dO / Q, 8 KiB apart
-          const uint32_t b = rs_base + b_off + st * L::kQBytes;
+          const uint32_t b_lo = sm90::smem_desc_lo(rs_base + b_off + st * L::kQBytes, kLbo);
           ptx::warpgroup_fence_operand(acc);
 #pragma unroll
           for (int k = 0; k < 4; ++k) ptx::warpgroup_fence_operand(frag[k]);
           ptx::wgmma_fence();
 #pragma unroll
           for (int k = 0; k < 4; ++k)
-            ptx::wgmma_rs<D, 1, T>(acc, frag[k], sw128_desc<kLbo, 1024>(b + k * sm90::kMNMajorStepBytes), 1);
+            ptx::wgmma_rs<D, 1, T>(acc, frag[k], sw128_desc_step<1024>(b_lo, k * sm90::kMNMajorStepBytes), 1);
           ptx::wgmma_commit_group();
         };
         // Waits for every GEMM of the step (their A fragments are then free) and fences every operand.

@@ -201,7 +201,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
-  const int wg = threadIdx.x / 128;
+  // broadcast from lane 0: the compiler then knows it is warp-uniform (uniform-register descriptors)
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   if (wg == 0) {
     // ---------------------------------------------------------------- producer warpgroup
     ptx::setmaxnreg_dec<kProducerRegs>();

@@ -91,6 +91,33 @@ TEST(Sm90Primitives, DescriptorFieldEncoding) {
   EXPECT_EQ(sm90::advance_smem_desc(mn, sm90::kMNMajorStepBytes) - mn, 128u);
 }
 
+// Host only. The backward forms a wgmma chain's descriptors as lo(first address) + step / 16
+// with a constant high word (sw128_desc_step): the same 64-bit values as encoding every address
+// on its own, for every 16-byte-aligned shared address of a CTA and every LBO / step it uses.
+TEST(Sm90Primitives, DescriptorLoWordAddsWithoutCarry) {
+  constexpr uint32_t kSmem = 232448;  // the sm_90 per-CTA opt-in limit
+  const uint32_t lbos[] = {16, 8192, 16384};
+  std::vector<uint32_t> steps;
+  for (uint32_t kk = 0; kk < 8; ++kk) {
+    steps.push_back(kk * sm90::kMNMajorStepBytes);                                  // MN-major k16 rows
+    steps.push_back((kk / 4) * 16384 + (kk % 4) * sm90::kKMajorStepBytes);          // K-major, 128-row sub-tiles
+    steps.push_back((kk / 4) * 8192 + (kk % 4) * sm90::kKMajorStepBytes);           // K-major, 64-row sub-tiles
+  }
+  const uint32_t hi = sm90::smem_desc_hi(sm90::SmemLayout::kSwizzle128B, 1024);
+  long checked = 0, bad = 0;
+  for (uint32_t lbo : lbos)
+    for (uint32_t a = 0; a < kSmem; a += 16)
+      for (uint32_t st : steps) {
+        if (a + st >= kSmem) continue;
+        const uint64_t want = sm90::encode_smem_desc(a + st, sm90::SmemLayout::kSwizzle128B, lbo, 1024);
+        const uint64_t got = sm90::smem_desc_from_words(sm90::smem_desc_lo(a, lbo) + (st >> 4), hi);
+        bad += want != got;
+        ++checked;
+      }
+  EXPECT_EQ(bad, 0) << "of " << checked;
+  EXPECT_GT(checked, 1000000);
+}
+
 TEST(Sm90Primitives, AccumulatorLayoutCoversTileOnce) {
   for (int n : {64, 128}) {
     std::vector<int> hits(64 * n, 0);

@@ -46,6 +46,24 @@ __host__ __device__ constexpr uint64_t advance_smem_desc(uint64_t desc, uint32_t
   return desc + static_cast<uint64_t>(bytes >> 4);
 }
 
+// The descriptor's two 32-bit words: lo = start-address field | LBO field, hi = SBO field |
+// layout. For 16-byte-aligned shared addresses a and a + bytes both below 2^18 (all of shared
+// memory), smem_desc_lo(a + bytes) == smem_desc_lo(a) + bytes / 16: the address field does not
+// carry into the LBO field (tests/cpu/test_smem_desc.cpp checks it over the whole range). A
+// k-step of a wgmma chain is then one 32-bit add, and hi is a compile-time constant.
+__host__ __device__ constexpr uint32_t smem_desc_lo(uint32_t smem_addr, uint32_t lbo_bytes) {
+  return ((smem_addr >> 4) & 0x3FFFu) | (((lbo_bytes >> 4) & 0x3FFFu) << 16);
+}
+__host__ __device__ constexpr uint32_t smem_desc_hi(SmemLayout layout, uint32_t sbo_bytes) {
+  return ((sbo_bytes >> 4) & 0x3FFFu) | ((static_cast<uint32_t>(layout) & 0x3u) << 30);
+}
+__host__ __device__ constexpr uint64_t smem_desc_from_words(uint32_t lo, uint32_t hi) {
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+static_assert(smem_desc_from_words(smem_desc_lo(0x400, 16), smem_desc_hi(SmemLayout::kSwizzle128B, 1024)) ==
+                  encode_smem_desc(0x400, SmemLayout::kSwizzle128B, 16, 1024),
+              "the two words make up encode_smem_desc");
+
 #ifdef __CUDACC__
 // Descriptor for a 1024-byte aligned swizzled sub-tile. With DASH_DEBUG_WAITS the alignment is
 // checked at run time (a misaligned base silently reads the wrong bytes otherwise).
