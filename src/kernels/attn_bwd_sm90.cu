@@ -488,6 +488,16 @@ template <bool kMask, bool kCausal>
 // the gain of this early load was not separable from noise in the a77d6b6 A/B).
 __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, const float2 (&lse01)[2], int key_row0,
                                           int q_row0, int q_lim, int k_lim, int diag, float scale_log2, int quad) {
+  // DRAFT (branch draft/desc-lo-add): the mask bounds relative to this thread's first row and key,
+  // through opaque values, so that the 32 predicates are formed here, on boundary tiles only. The
+  // compiler hoisted them to the top of EVERY step (kept as bits of one register: ~100 of the
+  // ~190 instructions there, ncu source page at bea1336), interior tiles included.
+  int q_end = 0, k_end = 0, c_off = 0;
+  if constexpr (kMask) {
+    q_end = static_cast<int>(opaque(static_cast<uint32_t>(q_lim - q_row0 - 2 * quad)));  // qc - 2 quad < q_end
+    k_end = static_cast<int>(opaque(static_cast<uint32_t>(k_lim - key_row0)));           // 8 h < k_end
+    c_off = static_cast<int>(opaque(static_cast<uint32_t>(q_row0 + diag - key_row0 + 2 * quad)));  // 8 h <= qc' + c_off
+  }
 #pragma unroll
   for (int n = 0; n < 8; ++n) {
     const float2 lse2 = n < 2 ? lse01[n] : *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);  // LDS.64
@@ -500,8 +510,9 @@ __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, con
         const int idx = 4 * n + 2 * h + e;
         float pv = ptx::ex2_approx_ftz(fmaf(s[idx], scale_log2, -lse));
         if constexpr (kMask) {
-          const int row = q_row0 + qc, key = key_row0 + 8 * h;
-          const bool ok = row < q_lim && key < k_lim && (!kCausal || key <= row + diag);
+          // row = q_row0 + qc, key = key_row0 + 8h: row < q_lim, key < k_lim, key <= row + diag
+          const int qc0 = 8 * n + e;  // qc - 2 quad: a constant of the unrolled loop
+          const bool ok = qc0 < q_end && 8 * h < k_end && (!kCausal || 8 * h <= qc0 + c_off);
           pv = ok ? pv : 0.f;
         }
         s[idx] = pv;
