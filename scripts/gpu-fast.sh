@@ -10,7 +10,7 @@
 #   TRAIN=1  examples/train_llama.py on one GPU, TRAIN_ATTNS (dash sdpa_cudnn), TRAIN_STEPS (60),
 #            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
-#   NEXT=1   the early-release writer draft: its bits test, synccheck/racecheck with it, bench A/B
+#   NEXT=1   the writer drafts (dual writer, early release): bits tests, synccheck/racecheck, bench
 #   AB_OLD=BIN  bench this build against an older dash-attn binary (AB_HDIMS, AB_SCHEDULES)
 #   PROFILE=1  ncu on the backward (scripts/profile-bwd.sh; SCHEDULES, SEQLEN, HDIM, CAUSAL)
 #   TESTS=0  skips the C++ GPU tests and the sanitizers
@@ -69,28 +69,30 @@ if [ "${DRAFT:-0}" = 1 ]; then  # the gated draft tests (each under a timeout), 
     fi
   done
 fi
-if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v6 ("What limits the kernel")
-  # 0. Take-ahead draft after 8fb5075 (one kv_near_end phase per task): synccheck should be clean.
-  DASH_BWD_TAKE_AHEAD=2 timeout -k 5 300 bash scripts/run_sanitizer.sh synccheck "$T" > "$OUT/synccheck-ahead2.log" 2>&1
-  echo "synccheck take-ahead 2 rc $? $(grep -E 'ERROR SUMMARY' "$OUT/synccheck-ahead2.log")"
-  # 1. The early-release writer draft: bits test, sanitizers with it on, then benchmarks.
-  timeout -k 5 200 "$T" --gtest_filter='BwdSm90EarlyRelease.*' > "$OUT/test-early.log" 2>&1
-  echo "test early-release rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/test-early.log" | tr '\n' ' ')"
+if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v7 (the writer after 654eaff)
+  # 1. The dual-writer draft (+ early release): bits tests, then synccheck/racecheck with both on
+  #    (concurrently), then benchmarks of every writer variant.
+  timeout -k 5 300 "$T" --gtest_filter='BwdSm90DualWriter.*:BwdSm90EarlyRelease.*' > "$OUT/test-writer.log" 2>&1 &
+  tp=$!
   for tool in synccheck racecheck; do
-    DASH_BWD_EARLY_RELEASE=1 timeout -k 5 300 bash scripts/run_sanitizer.sh $tool "$T" > "$OUT/$tool-early.log" 2>&1
-    echo "$tool early-release rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-early.log")"
+    DASH_BWD_DUAL_WRITER=1 DASH_BWD_EARLY_RELEASE=1 timeout -k 5 300 bash scripts/run_sanitizer.sh $tool "$T" \
+      > "$OUT/$tool-dual.log" 2>&1 &
   done
-  # 2. hdim 64: is descending's gap to spt (3-13%, docs/schedules.md a77d6b6 refit) its head-block
-  #    task order? Descending / atomic with 1 and 4 heads per block against the default 16.
-  for b in 1 4; do
-    DASH_HEAD_BLOCK=$b timeout -k 5 150 "$X" bench --hdim 64 --schedules descending,atomic,spt \
-      --json "$OUT/next-headblock$b-hdim64.json" > "$OUT/next-headblock$b-hdim64.log" 2>&1
-    echo "bench head block $b hdim 64 rc $?"
+  wait $tp; echo "test writer rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/test-writer.log" | tr '\n' ' ')"
+  grep -E "^\[  FAILED  \] [A-Z]" "$OUT/test-writer.log" | head -5
+  wait
+  for tool in synccheck racecheck; do
+    echo "$tool dual+early: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-dual.log")"
   done
-  for hd in 128 64; do
-    for v in default early; do
-      case $v in early) e=DASH_BWD_EARLY_RELEASE=1 ;; *) e=DASH_NOTHING=1 ;; esac
-      env $e timeout -k 5 150 "$X" bench --hdim $hd --schedules ascending,spt,descending,atomic,auto \
+  for hd in ${NEXT_HDIMS:-128 64}; do
+    for v in ${NEXT_VARIANTS:-default early dual dual_early}; do
+      case $v in
+        early) e="DASH_BWD_EARLY_RELEASE=1" ;;
+        dual) e="DASH_BWD_DUAL_WRITER=1" ;;
+        dual_early) e="DASH_BWD_DUAL_WRITER=1 DASH_BWD_EARLY_RELEASE=1" ;;
+        *) e="DASH_NOTHING=1" ;;
+      esac
+      env $e timeout -k 5 150 "$X" bench --hdim $hd --schedules ${NEXT_SCHEDULES:-descending,spt,shift,atomic} \
         --json "$OUT/next-$v-hdim$hd.json" > "$OUT/next-$v-hdim$hd.log" 2>&1
       echo "bench $v hdim $hd rc $?"
     done

@@ -23,7 +23,8 @@
 //       warp 8  lane 0: takes tasks, publishes them (task ring), issues TMA: K/V once per side,
 //                      Q/dO tiles (+ LSE/D vectors, 1-D bulk copies) per step, 2-stage ring;
 //       warp 9:         the dQ writer;
-//       warps 10, 11:   leave after setmaxnreg.
+//       warp 10 lane 0: the task taker;
+//       warp 11:        leaves after setmaxnreg (DRAFT p.dual_writer: the second dQ writer).
 // Per step (Q tile i of query head hq, 64 rows), MMA warpgroup w (hdim 128 order; docs/bwd-sm90.md):
 //   S^T  = K_w Q^T          wgmma SS m64n64k16 x D/16   (A = K rows, B = Q, both K-major)
 //   dP^T = V_w dO^T         wgmma SS                    (A = V rows, B = dO)
@@ -81,6 +82,7 @@ constexpr int kMmaRegs = 232, kProducerRegs = 40;
 static_assert(kMmaRegs * kMmaThreads + kProducerRegs * 128 <= 65536, "setmaxnreg budget");
 constexpr int kBarDs = 1;            // named barrier: the 256 MMA threads, dS of both WGs written
 constexpr int kProducerWarp = 8, kWriterWarp = 9, kTaskWarp = 10;
+constexpr int kWriterWarp2 = 11;  // DRAFT p.dual_writer: the second dQ writer (buffer 1)
 static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is laid out for kBwdBlockM");
 
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
@@ -200,15 +202,17 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 
 // ---- the dQ writer (warp 9) --------------------------------------------------------------------
 template <int D>
+// Handles the staged tiles q = first, first + stride, ... (stride 1: every tile, buffer q % 2;
+// DRAFT p.dual_writer: two writers, stride 2, one per staging buffer).
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
-                                          int* s_reduced, const DqMeta* mailbox) {
+                                          int* s_reduced, const DqMeta* mailbox, int first, int stride) {
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
   const bool ordered = M.deterministic() && !p.debug_unordered;
   const bool early = p.writer_early_release != 0;
   float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
 #pragma unroll 1
-  for (int q = 0;; ++q) {
+  for (int q = first;; q += stride) {
     const int buf = q & 1;
     sm90::mbar_wait(&bars.dq_full[buf], (q >> 1) & 1);
     const volatile DqMeta* vm = mailbox + buf;
@@ -242,7 +246,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
         cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
         ptx::red_release_gpu_add(sem, 1);
       }
-      atomicExch(s_reduced, q + 1);  // progress for the taker's drain (an atomic: racecheck-clean)
+      atomicAdd(s_reduced, 1);  // tiles done, for the taker's drain (an atomic: racecheck-clean)
       if (!early) cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
     }
     __syncwarp();
@@ -593,8 +597,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (p.writer_overlap) {
         if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, mailbox);
       } else {
-        dq_writer<D>(p, smem, bars, s_reduced, mailbox);
+        dq_writer<D>(p, smem, bars, s_reduced, mailbox, 0, p.dual_writer ? 2 : 1);
       }
+    } else if (warp == kWriterWarp2 && p.dual_writer && !p.writer_overlap) {
+      dq_writer<D>(p, smem, bars, s_reduced, mailbox, 1, 2);  // DRAFT: the odd tiles (buffer 1)
     }
     return;
   }
@@ -912,11 +918,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   }
-  // Tell the writer to exit after its last tile (it stays resident until that reduce completed).
-  const int dbuf = step_use & 1;
-  sm90::mbar_wait(&bars.dq_empty[dbuf], ((step_use >> 1) & 1) ^ 1);
-  if (threadIdx.x == 0) mailbox[dbuf] = DqMeta{0, 0, 0, 0, kMetaExit, 0, {0, 0}};
-  cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
+  // Tell the writer to exit after its last tile (it stays resident until that reduce completed);
+  // two writers (draft p.dual_writer): an exit in each buffer, uses step_use and step_use + 1.
+  const bool dual = p.dual_writer && !p.writer_overlap;
+#pragma unroll 1
+  for (int use = step_use; use <= step_use + (dual ? 1 : 0); ++use) {
+    const int dbuf = use & 1;
+    sm90::mbar_wait(&bars.dq_empty[dbuf], ((use >> 1) & 1) ^ 1);
+    if (threadIdx.x == 0) mailbox[dbuf] = DqMeta{0, 0, 0, 0, kMetaExit, 0, {0, 0}};
+    cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
+  }
 }
 
 template <typename T, int D, bool kCausal, bool kLag>

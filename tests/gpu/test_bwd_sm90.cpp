@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "attention_harness.h"
 #include "kernels/kernel_params.h"
@@ -448,9 +450,9 @@ TEST(BwdSm90EarlyRelease, BitwiseEqualToTheDefaultPath) {
 // The atomic (unordered) mode is where the switch changes the most: its writer no longer waits for
 // a tile's adds to land before the next (only before it exits). No bits to compare (atomic is not
 // deterministic): every gradient element written and within the low-precision bound of float64.
-TEST(BwdSm90EarlyRelease, AtomicModeAccurate) {
-  REQUIRE_SM90();
-  ScopedEnv early("DASH_BWD_EARLY_RELEASE", "1");
+void expect_atomic_accurate_with(const std::vector<const char*>& switches, int seed0) {
+  std::vector<std::unique_ptr<ScopedEnv>> on;
+  for (const char* e : switches) on.push_back(std::make_unique<ScopedEnv>(e, "1"));
   int idx = 0;
   for (int d : {128, 64})
     for (bool causal : {false, true})
@@ -459,7 +461,7 @@ TEST(BwdSm90EarlyRelease, AtomicModeAccurate) {
         ProblemSpec s;
         s.dtype = DType::kBF16; s.head_dim = d; s.causal = causal;
         s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
-        s.seed = 7950 + idx++;
+        s.seed = seed0 + idx++;
         const Sm90Case c{s, Schedule::kAtomic};
         Problem pr(s);
         const Refs& r = references(s);
@@ -476,6 +478,28 @@ TEST(BwdSm90EarlyRelease, AtomicModeAccurate) {
           check_grads(pr, c, r, info);
         }
       }
+}
+TEST(BwdSm90EarlyRelease, AtomicModeAccurate) {
+  REQUIRE_SM90();
+  expect_atomic_accurate_with({"DASH_BWD_EARLY_RELEASE"}, 7950);
+}
+
+// DASH_BWD_DUAL_WRITER=1 (draft): two dQ writers, one per staging buffer. Each dQ tile's adds keep
+// their semaphore order, so the bits equal the default path's, alone and with the early release.
+// Not gated: the first GPU run of the draft is this test.
+TEST(BwdSm90DualWriter, BitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_DUAL_WRITER", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 64}},
+                           8100);
+}
+TEST(BwdSm90DualWriter, WithEarlyReleaseBitwiseEqualToEarlyRelease) {
+  REQUIRE_SM90();
+  ScopedEnv early("DASH_BWD_EARLY_RELEASE", "1");
+  expect_switch_keeps_bits("DASH_BWD_DUAL_WRITER", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 8200);
+}
+TEST(BwdSm90DualWriter, AtomicModeAccurate) {
+  REQUIRE_SM90();
+  expect_atomic_accurate_with({"DASH_BWD_DUAL_WRITER", "DASH_BWD_EARLY_RELEASE"}, 8300);
 }
 
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
