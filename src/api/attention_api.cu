@@ -364,7 +364,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.debug_no_reduce = kernels::env_set_to_one("DASH_DEBUG_NO_REDUCE");
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
-  p.dual_writer = kernels::env_set_to_one("DASH_BWD_DUAL_WRITER");
+  p.dual_writer = kernels::env_not_zero("DASH_BWD_DUAL_WRITER");  // default on (docs/perf.md v7)
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
   {
     const char* ta = std::getenv("DASH_BWD_TAKE_AHEAD");

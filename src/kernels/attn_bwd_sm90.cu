@@ -22,9 +22,9 @@
 //   WG2 (threads 256..383)     producer/writer, setmaxnreg 40:
 //       warp 8  lane 0: takes tasks, publishes them (task ring), issues TMA: K/V once per side,
 //                      Q/dO tiles (+ LSE/D vectors, 1-D bulk copies) per step, 2-stage ring;
-//       warp 9:         the dQ writer;
+//       warp 9:         the dQ writer (buffer 0 only with p.dual_writer);
 //       warp 10 lane 0: the task taker;
-//       warp 11:        leaves after setmaxnreg (DRAFT p.dual_writer: the second dQ writer).
+//       warp 11:        the second dQ writer (p.dual_writer, default; otherwise leaves).
 // Per step (Q tile i of query head hq, 64 rows), MMA warpgroup w (hdim 128 order; docs/bwd-sm90.md):
 //   S^T  = K_w Q^T          wgmma SS m64n64k16 x D/16   (A = K rows, B = Q, both K-major)
 //   dP^T = V_w dO^T         wgmma SS                    (A = V rows, B = dO)
@@ -82,7 +82,7 @@ constexpr int kMmaRegs = 232, kProducerRegs = 40;
 static_assert(kMmaRegs * kMmaThreads + kProducerRegs * 128 <= 65536, "setmaxnreg budget");
 constexpr int kBarDs = 1;            // named barrier: the 256 MMA threads, dS of both WGs written
 constexpr int kProducerWarp = 8, kWriterWarp = 9, kTaskWarp = 10;
-constexpr int kWriterWarp2 = 11;  // DRAFT p.dual_writer: the second dQ writer (buffer 1)
+constexpr int kWriterWarp2 = 11;  // p.dual_writer (default): the second dQ writer (buffer 1)
 static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is laid out for kBwdBlockM");
 
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
@@ -203,7 +203,7 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 // ---- the dQ writer (warp 9) --------------------------------------------------------------------
 template <int D>
 // Handles the staged tiles q = first, first + stride, ... (stride 1: every tile, buffer q % 2;
-// DRAFT p.dual_writer: two writers, stride 2, one per staging buffer).
+// p.dual_writer (default): two writers, stride 2, one per staging buffer).
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, const DqMeta* mailbox, int first, int stride) {
   using L = Sm90BwdSmem<D>;
@@ -600,7 +600,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         dq_writer<D>(p, smem, bars, s_reduced, mailbox, 0, p.dual_writer ? 2 : 1);
       }
     } else if (warp == kWriterWarp2 && p.dual_writer && !p.writer_overlap) {
-      dq_writer<D>(p, smem, bars, s_reduced, mailbox, 1, 2);  // DRAFT: the odd tiles (buffer 1)
+      dq_writer<D>(p, smem, bars, s_reduced, mailbox, 1, 2);  // the odd tiles (buffer 1)
     }
     return;
   }
@@ -919,7 +919,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   }
   // Tell the writer to exit after its last tile (it stays resident until that reduce completed);
-  // two writers (draft p.dual_writer): an exit in each buffer, uses step_use and step_use + 1.
+  // two writers (p.dual_writer): an exit in each buffer, uses step_use and step_use + 1.
   const bool dual = p.dual_writer && !p.writer_overlap;
 #pragma unroll 1
   for (int use = step_use; use <= step_use + (dual ? 1 : 0); ++use) {

@@ -63,11 +63,11 @@ struct BwdKernelParams {
   // (atomic) mode waits for completion only before the writer exits. Same adds in the same
   // order: the same bits. Motivation: ncu at bea1336, the MMA warps wait on dq_empty (v6).
   int writer_early_release;
-  // DRAFT (DASH_BWD_DUAL_WRITER=1, sm90 backward, default writer): two dQ writers (warps 9 and
-  // 11), one per staging buffer, so the semaphore wait, reduce and release of tile q + 1 overlap
-  // those of tile q (different dQ tiles: their chains are independent). Same adds in the same
-  // order per dQ tile: the same bits. Motivation: after 654eaff (faster MMA side) the ordered
-  // schedules lost 2-20% against 3defa5d while atomic gained 5-24% (the writer is the bound).
+  // Two dQ writers (warps 9 and 11), one per staging buffer, so the semaphore wait, reduce and
+  // release of tile q + 1 overlap those of tile q (different dQ tiles: independent chains). Same
+  // adds in the same order per dQ tile: the same bits. Default on since the H200 measurement of
+  // docs/perf.md v7 (ordered schedules +10..+50%, now 0.95-1.0 of atomic);
+  // DASH_BWD_DUAL_WRITER=0 restores the single writer.
   int dual_writer;
   // With late taking (sm90 backward): take the next task when the current side has this many
   // steps left (kv_near_end), so that the next task's atomicAdd and K/V load overlap its last

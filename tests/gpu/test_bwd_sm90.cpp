@@ -484,18 +484,18 @@ TEST(BwdSm90EarlyRelease, AtomicModeAccurate) {
   expect_atomic_accurate_with({"DASH_BWD_EARLY_RELEASE"}, 7950);
 }
 
-// DASH_BWD_DUAL_WRITER=1 (draft): two dQ writers, one per staging buffer. Each dQ tile's adds keep
-// their semaphore order, so the bits equal the default path's, alone and with the early release.
-// Not gated: the first GPU run of the draft is this test.
-TEST(BwdSm90DualWriter, BitwiseEqualToTheDefaultPath) {
+// Two dQ writers, one per staging buffer (default; DASH_BWD_DUAL_WRITER=0: one writer). Each dQ
+// tile's adds keep their semaphore order, so the bits equal the single writer's, alone and with
+// the early-release draft.
+TEST(BwdSm90DualWriter, BitwiseEqualToTheSingleWriter) {
   REQUIRE_SM90();
   expect_switch_keeps_bits("DASH_BWD_DUAL_WRITER", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 64}},
-                           8100);
+                           8100, "0");
 }
-TEST(BwdSm90DualWriter, WithEarlyReleaseBitwiseEqualToEarlyRelease) {
+TEST(BwdSm90DualWriter, WithEarlyReleaseBitwiseEqualToTheSingleWriter) {
   REQUIRE_SM90();
   ScopedEnv early("DASH_BWD_EARLY_RELEASE", "1");
-  expect_switch_keeps_bits("DASH_BWD_DUAL_WRITER", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 8200);
+  expect_switch_keeps_bits("DASH_BWD_DUAL_WRITER", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 8200, "0");
 }
 TEST(BwdSm90DualWriter, AtomicModeAccurate) {
   REQUIRE_SM90();
