@@ -376,11 +376,12 @@ void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType
               ScopedEnv off(env, nullptr);
               const Status st = run_sm90_bwd(pr, p, &info);
               if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // group > grid
-              ASSERT_TRUE(st.ok()) << st.message;
+              ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc) << " grid " << grid;
               h_default = pr.grad_hash();
             }
             const Status st = run_sm90_bwd(pr, p, &info);
-            ASSERT_TRUE(st.ok()) << st.message;
+            ASSERT_TRUE(st.ok()) << st.message << " " << env << "=" << value << " " << s.str() << " "
+                                 << schedule_name(sc) << " grid " << grid;
             ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
             std::vector<double> g;
             ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << env << ": dQ has unwritten elements " << s.str();

@@ -26,11 +26,14 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t by
 
 // Spin until the phase with parity `phase` completes. In DASH_DEBUG_WAITS builds the spin is
 // bounded and traps with the barrier and phase instead of hanging (hopper-guide 6).
+#if defined(DASH_DEBUG_WAITS) && !defined(DASH_DEBUG_WAIT_SPINS)
+#define DASH_DEBUG_WAIT_SPINS (1ll << 26)  // polls before a debug wait traps (-DDASH_DEBUG_WAIT_SPINS=N)
+#endif
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t phase) {
 #ifdef DASH_DEBUG_WAITS
   long long spins = 0;
   while (!cuda::ptx::mbarrier_try_wait_parity(bar, phase)) {
-    if (++spins > (1ll << 26)) {
+    if (++spins > DASH_DEBUG_WAIT_SPINS) {
       printf("dash-attn: mbarrier wait timed out: smem 0x%x phase %u block %d thread %d\n",
              static_cast<unsigned>(__cvta_generic_to_shared(bar)), phase, blockIdx.x, threadIdx.x);
       __trap();
