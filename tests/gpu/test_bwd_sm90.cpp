@@ -432,7 +432,9 @@ TEST(BwdSm90WriterOverlap, BitwiseEqualToTheDefaultPath) {
 
 // DASH_BWD_TAKE_AHEAD=N: with late taking, the next task is taken when the current side has N
 // steps left (kv_near_end; default kDefaultTakeAhead = 0: when it is done). Task order only: the
-// same bits.
+// same bits. With N > 0 the launcher uses one dQ writer (the two-writer default hung with
+// take-ahead on the H200, docs/perf.md v7), so this compares one writer + take-ahead against the
+// two-writer default.
 TEST(BwdSm90TakeAhead, BitwiseEqualToTheDefaultPath) {
   REQUIRE_SM90();
   for (const char* n : {"0", "1", "5"})
