@@ -9,6 +9,8 @@
 #   PEERS=1  scripts/bench-python.sh (bench/peers.py, bench/e2e_block.py) into $OUT/bench
 #   TRAIN=1  examples/train_llama.py on one GPU, TRAIN_ATTNS (dash sdpa_cudnn), TRAIN_STEPS (60),
 #            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
+#   TRAIN_AB=1  examples/step_time_ab.py: training-step time of TRAIN_AB_ATTNS (dash,sdpa_cudnn,
+#            sdpa_detmode) in one process, interleaved blocks (TRAIN_AB_BLOCKS 8 x TRAIN_AB_STEPS 10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
 #   NEXT=1   the writer drafts (dual writer, early release): bits tests, synccheck/racecheck, bench
 #   AB_OLD=BIN  bench this build against an older dash-attn binary (AB_HDIMS, AB_SCHEDULES)
@@ -129,6 +131,12 @@ if [ "${TRAIN:-0}" = 1 ]; then  # one GPU, dash vs cuDNN SDPA (vs SDPA det. mode
       --profile-steps ${TRAIN_PROFILE:-5} --timing-warmup ${TRAIN_WARMUP:-10} --out "$OUT/train-$a" > "$OUT/train-$a.log" 2>&1
     echo "train $a rc $? $(grep -E '^tokens_per_s' "$OUT/train-$a.log")"
   done
+fi
+if [ "${TRAIN_AB:-0}" = 1 ]; then  # training-step time of the attentions in one process, interleaved
+  export CUBLAS_WORKSPACE_CONFIG=:4096:8
+  timeout -k 5 ${TRAIN_AB_BUDGET_S:-240} python examples/step_time_ab.py --attns ${TRAIN_AB_ATTNS:-dash,sdpa_cudnn,sdpa_detmode} \
+    --blocks ${TRAIN_AB_BLOCKS:-8} --steps-per-block ${TRAIN_AB_STEPS:-10} --json "$OUT/step-ab.json" > "$OUT/step-ab.log" 2>&1
+  echo "step-time A/B rc $?"; grep -E "^  [a-z_]+ +median" "$OUT/step-ab.log"
 fi
 if [ "${BENCH:-0}" = 1 ]; then
   for hb in 1 2 4 8 16; do
