@@ -9,6 +9,7 @@
 #   PEERS=1  scripts/bench-python.sh (bench/peers.py, bench/e2e_block.py) into $OUT/bench
 #   TRAIN=1  examples/train_llama.py on one GPU, TRAIN_ATTNS (dash sdpa_cudnn), TRAIN_STEPS (60),
 #            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
+#   HANG=1   the two-writer + take-ahead hang: HANG_TESTS (a DASH_DEBUG_WAITS test binary) x 4 at once
 #   TRAIN_AB=1  examples/step_time_ab.py: training-step time of TRAIN_AB_ATTNS (dash,sdpa_cudnn,
 #            sdpa_detmode) in one process, interleaved blocks (TRAIN_AB_BLOCKS 8 x TRAIN_AB_STEPS 10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
@@ -131,6 +132,17 @@ if [ "${TRAIN:-0}" = 1 ]; then  # one GPU, dash vs cuDNN SDPA (vs SDPA det. mode
       --profile-steps ${TRAIN_PROFILE:-5} --timing-warmup ${TRAIN_WARMUP:-10} --out "$OUT/train-$a" > "$OUT/train-$a.log" 2>&1
     echo "train $a rc $? $(grep -E '^tokens_per_s' "$OUT/train-$a.log")"
   done
+fi
+if [ "${HANG:-0}" = 1 ]; then  # the two-writer + take-ahead hang (docs/perf.md v7): a DASH_DEBUG_WAITS test
+  # binary (HANG_TESTS, e.g. build-debug/tests/dash_gpu_tests) with both forced on, 4 processes at once;
+  # a wait that makes no progress for 4 s prints what it waited for (every stuck thread) and traps.
+  HT=${HANG_TESTS:-$T}
+  for i in 1 2 3 4; do
+    (DASH_BWD_DUAL_WRITER=2 timeout -k 5 ${HANG_BUDGET_S:-90} "$HT" --gtest_filter='BwdSm90TakeAhead.*' --gtest_repeat=${HANG_REPEAT:-4} \
+      > "$OUT/hang$i.log" 2>&1; echo "hang stress $i rc $? passed $(grep -c 'OK \]' "$OUT/hang$i.log")") &
+  done
+  wait
+  grep -h "dash-attn" "$OUT"/hang*.log | sort | uniq -c | sort -rn | head -40
 fi
 if [ "${TRAIN_AB:-0}" = 1 ]; then  # training-step time of the attentions in one process, interleaved
   export CUBLAS_WORKSPACE_CONFIG=:4096:8

@@ -373,7 +373,13 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // hung on the H200 (3 of 4 concurrent test processes, release build; not reproduced in a
   // DASH_DEBUG_WAITS build; cause not found yet), while one writer + take-ahead and two writers
   // without take-ahead passed the same stress. So take-ahead runs with one writer.
-  p.dual_writer = kernels::env_not_zero("DASH_BWD_DUAL_WRITER") && p.take_ahead == 0;
+  // DASH_BWD_DUAL_WRITER=2 forces two writers with take-ahead too: diagnostic only, for
+  // reproducing that hang (scripts/gpu-fast.sh HANG=1).
+  {
+    const char* dw = std::getenv("DASH_BWD_DUAL_WRITER");
+    const int v = dw != nullptr ? std::atoi(dw) : 1;
+    p.dual_writer = v == 2 || (v != 0 && p.take_ahead == 0);
+  }
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;
 

@@ -83,6 +83,9 @@ static_assert(kMmaRegs * kMmaThreads + kProducerRegs * 128 <= 65536, "setmaxnreg
 constexpr int kBarDs = 1;            // named barrier: the 256 MMA threads, dS of both WGs written
 constexpr int kProducerWarp = 8, kWriterWarp = 9, kTaskWarp = 10;
 constexpr int kWriterWarp2 = 11;  // p.dual_writer (default): the second dQ writer (buffer 1)
+#ifdef DASH_DEBUG_WAITS
+__device__ int g_bars_layout_printed = 0;  // the barrier layout is printed once per process
+#endif
 static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is laid out for kBwdBlockM");
 
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
@@ -351,7 +354,19 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     // behind that reduce in this CTA's writer. So take no task until the writer has finished
     // every tile of every task taken so far (s_reduced counts the writer's completed tiles).
     if (drain && tiles_published > 0) {
-      while (atomicAdd(s_reduced, 0) < tiles_published) __nanosleep(64);
+#ifdef DASH_DEBUG_WAITS
+      ptx::WaitWatch watch;
+#endif
+      while (atomicAdd(s_reduced, 0) < tiles_published) {
+        __nanosleep(64);
+#ifdef DASH_DEBUG_WAITS
+        if (watch.expired()) {
+          printf("dash-attn: taker drain timed out: block %d tiles reduced %d of %d\n", blockIdx.x,
+                 atomicAdd(s_reduced, 0), tiles_published);
+          ptx::trap_after_reports();
+        }
+#endif
+      }
     }
     // kv_empty completes one phase per side the MMA warps finish; phase sides_published - 1 is
     // the last side published. It cannot complete a later phase meanwhile: that needs a side of a
@@ -583,6 +598,21 @@ __global__ void __launch_bounds__(kThreads, 1)
     cuda::ptx::mbarrier_init(&bars.kv_near_end, 1);
     s_reduced_storage = 0;
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+#ifdef DASH_DEBUG_WAITS
+    // Once per process: the shared addresses of the barriers, to decode the "mbarrier wait timed
+    // out: smem 0x..." reports (the static shared layout is the same in every CTA and launch).
+    if (blockIdx.x == 0 && atomicExch(&g_bars_layout_printed, 1) == 0) {
+      auto a = [](const uint64_t* b) { return static_cast<unsigned>(__cvta_generic_to_shared(b)); };
+      printf("dash-attn bwd_sm90 barriers (smem): task_full 0x%x,0x%x task_empty 0x%x,0x%x qdo_full 0x%x,0x%x "
+             "qdo_empty 0x%x,0x%x dq_full 0x%x,0x%x dq_empty 0x%x,0x%x ds_full 0x%x,0x%x ds_empty 0x%x,0x%x "
+             "kv_full 0x%x kv_empty 0x%x kv_near_end 0x%x\n",
+             a(&bars.task_full[0]), a(&bars.task_full[1]), a(&bars.task_empty[0]), a(&bars.task_empty[1]),
+             a(&bars.qdo_full[0]), a(&bars.qdo_full[1]), a(&bars.qdo_empty[0]), a(&bars.qdo_empty[1]),
+             a(&bars.dq_full[0]), a(&bars.dq_full[1]), a(&bars.dq_empty[0]), a(&bars.dq_empty[1]),
+             a(&bars.ds_full[0]), a(&bars.ds_full[1]), a(&bars.ds_empty[0]), a(&bars.ds_empty[1]),
+             a(&bars.kv_full), a(&bars.kv_empty), a(&bars.kv_near_end));
+    }
+#endif
   }
   __syncthreads();
 

@@ -2,6 +2,8 @@
 // PTX ISA: 9.7.13.4 (ld with .acquire), 9.7.13.5 (red with .release), 8 (memory model).
 #pragma once
 
+#include "ptx/debug_wait.cuh"
+
 #include <cstdint>
 #include <cstdio>
 
@@ -18,20 +20,18 @@ __device__ __forceinline__ void red_release_gpu_add(int* p, int v) {
 }
 
 // Spin until *sem == expected. One thread per CTA calls this. In DASH_DEBUG_WAITS builds the
-// spin is bounded and traps with the context instead of hanging.
-#if defined(DASH_DEBUG_WAITS) && !defined(DASH_DEBUG_WAIT_SPINS)
-#define DASH_DEBUG_WAIT_SPINS (1ll << 26)  // polls before a debug wait traps (-DDASH_DEBUG_WAIT_SPINS=N)
-#endif
+// wait is bounded (src/ptx/debug_wait.cuh) and traps with the context instead of hanging.
 __device__ __forceinline__ void wait_equal(const int* sem, int expected, int task, int q_tile,
                                            int kv_tile) {
 #ifdef DASH_DEBUG_WAITS
-  long long spins = 0;
+  WaitWatch watch;
   int seen;
   while ((seen = ld_acquire_gpu(sem)) != expected) {
-    if (++spins > DASH_DEBUG_WAIT_SPINS) {
-      printf("dash-attn: dQ semaphore wait timed out: task %d q_tile %d kv_tile %d expected %d "
-             "seen %d\n", task, q_tile, kv_tile, expected, seen);
-      __trap();
+    __nanosleep(32);
+    if (watch.expired()) {
+      printf("dash-attn: dQ semaphore wait timed out: block %d thread %d task %d q_tile %d kv_tile %d "
+             "expected %d seen %d\n", blockIdx.x, threadIdx.x, task, q_tile, kv_tile, expected, seen);
+      trap_after_reports();
     }
   }
 #else

@@ -3,6 +3,8 @@
 // arrive.expect_tx, try_wait.parity). One elected thread initialises and arms; consumers wait.
 #pragma once
 
+#include "ptx/debug_wait.cuh"
+
 #include <cstdint>
 #include <cstdio>
 
@@ -25,18 +27,16 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t by
 }
 
 // Spin until the phase with parity `phase` completes. In DASH_DEBUG_WAITS builds the spin is
-// bounded and traps with the barrier and phase instead of hanging (hopper-guide 6).
-#if defined(DASH_DEBUG_WAITS) && !defined(DASH_DEBUG_WAIT_SPINS)
-#define DASH_DEBUG_WAIT_SPINS (1ll << 26)  // polls before a debug wait traps (-DDASH_DEBUG_WAIT_SPINS=N)
-#endif
+// bounded (src/ptx/debug_wait.cuh) and traps with the barrier and phase instead of hanging
+// (hopper-guide 6).
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t phase) {
 #ifdef DASH_DEBUG_WAITS
-  long long spins = 0;
+  ptx::WaitWatch watch;
   while (!cuda::ptx::mbarrier_try_wait_parity(bar, phase)) {
-    if (++spins > DASH_DEBUG_WAIT_SPINS) {
+    if (watch.expired()) {
       printf("dash-attn: mbarrier wait timed out: smem 0x%x phase %u block %d thread %d\n",
              static_cast<unsigned>(__cvta_generic_to_shared(bar)), phase, blockIdx.x, threadIdx.x);
-      __trap();
+      ptx::trap_after_reports();
     }
   }
 #else
