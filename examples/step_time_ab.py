@@ -110,16 +110,7 @@ def main(argv=None):
         if device.type == "cuda":
             torch.cuda.synchronize(device)
 
-    def mark():
-        if device.type == "cuda":
-            e = torch.cuda.Event(enable_timing=True)
-            e.record()
-            return e
-        import time
-        return time.perf_counter()
-
-    def span_ms(a, b):
-        return a.elapsed_time(b) if device.type == "cuda" else (b - a) * 1e3
+    mark, span_ms = tl.step_timer(device)
 
     for name in args.attns:
         for _ in range(args.warmup_steps):

@@ -332,6 +332,23 @@ class Llama(nn.Module):
 # helpers
 # ----------------------------------------------------------------------------------------------
 
+def step_timer(device):
+    """(mark, span_ms): mark() records a CUDA event on the current stream (no synchronisation) or
+    reads the CPU clock; span_ms(a, b) is the time between two marks, in ms (CUDA: valid once
+    the later event has completed)."""
+    def mark():
+        if device.type == "cuda":
+            e = torch.cuda.Event(enable_timing=True)
+            e.record()
+            return e
+        return time.perf_counter()
+
+    def span_ms(a, b):
+        return a.elapsed_time(b) if device.type == "cuda" else (b - a) * 1e3
+
+    return mark, span_ms
+
+
 def sha256_state_dict(sd) -> str:
     """SHA-256 over (name, dtype, shape, raw bytes) of every tensor, names sorted."""
     h = hashlib.sha256()
@@ -622,15 +639,7 @@ def main(argv=None):
     # Per-step times of the timed steps: CUDA events on the stream (no sync inside the loop) or
     # wall time on the CPU. Their median gives tokens_per_s_median, which one slow step (a host
     # hiccup, another process on the machine) does not move; tokens_per_s is over the whole span.
-    def mark():
-        if device.type == "cuda":
-            e = torch.cuda.Event(enable_timing=True)
-            e.record()
-            return e
-        return time.perf_counter()
-
-    def span_ms(a, b):
-        return a.elapsed_time(b) if device.type == "cuda" else (b - a) * 1e3
+    mark, span_ms = step_timer(device)
 
     step_marks = []
     prof = None
