@@ -13,7 +13,7 @@
 #   TRAIN_AB=1  examples/step_time_ab.py: training-step time of TRAIN_AB_ATTNS (dash,sdpa_cudnn,
 #            sdpa_detmode) in one process, interleaved blocks (TRAIN_AB_BLOCKS 8 x TRAIN_AB_STEPS 10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
-#   NEXT=1   the writer drafts (dual writer, early release): bits tests, synccheck/racecheck, bench
+#   NEXT=1   drafts to re-measure (lagged dQ, strided shift): gated bits tests, then bench
 #   AB_OLD=BIN  bench this build against an older dash-attn binary (AB_HDIMS, AB_SCHEDULES)
 #   PROFILE=1  ncu on the backward (scripts/profile-bwd.sh; SCHEDULES, SEQLEN, HDIM, CAUSAL)
 #   TESTS=0  skips the C++ GPU tests and the sanitizers
@@ -72,30 +72,23 @@ if [ "${DRAFT:-0}" = 1 ]; then  # the gated draft tests (each under a timeout), 
     fi
   done
 fi
-if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v7 (the writer after 654eaff)
-  # 1. The dual-writer draft (+ early release): bits tests, then synccheck/racecheck with both on
-  #    (concurrently), then benchmarks of every writer variant.
-  timeout -k 5 300 "$T" --gtest_filter='BwdSm90DualWriter.*:BwdSm90EarlyRelease.*' > "$OUT/test-writer.log" 2>&1 &
-  tp=$!
-  for tool in synccheck racecheck; do
-    DASH_BWD_DUAL_WRITER=1 DASH_BWD_EARLY_RELEASE=1 timeout -k 5 300 bash scripts/run_sanitizer.sh $tool "$T" \
-      > "$OUT/$tool-dual.log" 2>&1 &
-  done
-  wait $tp; echo "test writer rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/test-writer.log" | tr '\n' ' ')"
-  grep -E "^\[  FAILED  \] [A-Z]" "$OUT/test-writer.log" | head -5
-  wait
-  for tool in synccheck racecheck; do
-    echo "$tool dual+early: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-dual.log")"
-  done
+if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v7 ("What limits the kernel")
+  # 1. The drafts to re-measure now that two writers took the chain off the critical path: their
+  #    (gated) bits tests, then benchmarks. Lagged dQ (hdim 128: decouples the two warpgroups'
+  #    lockstep; atomic +4..+11% before, ordered schedules paid a step of chain latency) and
+  #    strided shift starts (more slack per chain link for shift / symmetric shift).
+  DASH_TEST_SM90_DRAFT=1 timeout -k 5 300 "$T" --gtest_filter='BwdSm90LaggedDq.*:BwdSm90StridedStarts.*' \
+    > "$OUT/test-drafts.log" 2>&1
+  echo "test drafts rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/test-drafts.log" | tr '\n' ' ')"
+  grep -E "^\[  FAILED  \] [A-Z]" "$OUT/test-drafts.log" | head -5
   for hd in ${NEXT_HDIMS:-128 64}; do
-    for v in ${NEXT_VARIANTS:-default early dual dual_early}; do
+    for v in ${NEXT_VARIANTS:-default lagged strided}; do
       case $v in
-        early) e="DASH_BWD_EARLY_RELEASE=1" ;;
-        dual) e="DASH_BWD_DUAL_WRITER=1" ;;
-        dual_early) e="DASH_BWD_DUAL_WRITER=1 DASH_BWD_EARLY_RELEASE=1" ;;
+        lagged) [ "$hd" = 128 ] || continue; e="DASH_BWD_LAGGED_DQ=1" ;;
+        strided) e="DASH_STRIDED_SHIFT=1" ;;
         *) e="DASH_NOTHING=1" ;;
       esac
-      env $e timeout -k 5 150 "$X" bench --hdim $hd --schedules ${NEXT_SCHEDULES:-descending,spt,shift,atomic} \
+      env $e timeout -k 5 150 "$X" bench --hdim $hd --schedules ${NEXT_SCHEDULES:-ascending,spt,descending,shift,symmetric_shift,atomic} \
         --json "$OUT/next-$v-hdim$hd.json" > "$OUT/next-$v-hdim$hd.log" 2>&1
       echo "bench $v hdim $hd rc $?"
     done
