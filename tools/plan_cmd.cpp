@@ -1,11 +1,13 @@
 #include "plan_cmd.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dash_attn/schedule.h"
@@ -35,6 +37,7 @@ struct Options {
   Dispatch dispatch = Dispatch::kDynamic;
   Schedule schedule = Schedule::kAuto;
   std::string gantt;
+  std::vector<std::pair<std::string, double>> params;  // --param NAME=VALUE, in order
 };
 
 struct UsageError {
@@ -102,6 +105,14 @@ Options parse(int argc, char** argv) {
       else throw UsageError{"--reduce expects async or sync, got '" + v + "'"};
     }
     else if (flag == "--gantt") o.gantt = value();
+    else if (flag == "--param") {
+      const std::string v = value();
+      const auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw UsageError{"--param expects NAME=VALUE (a CostParams field), got '" + v + "'"};
+      const std::string name = v.substr(0, eq);
+      o.params.emplace_back(name, parse_double("--param " + name, v.c_str() + eq + 1));
+    }
     else if (flag == "--dispatch") {
       const char* v = value();
       if (!dash::parse_dispatch(v, &o.dispatch))
@@ -122,6 +133,7 @@ Options parse(int argc, char** argv) {
     }
   }
   if (o.tiles_given && !o.unit) throw UsageError{"--q-tiles/--kv-tiles need --cost-model unit"};
+  if (!o.params.empty() && o.unit) throw UsageError{"--param needs --cost-model default"};
   if (o.heads % o.kv_heads != 0)
     throw UsageError{"--heads (" + std::to_string(o.heads) + ") must be a multiple of --kv-heads (" +
                      std::to_string(o.kv_heads) + ")"};
@@ -151,6 +163,35 @@ void print_json(const std::vector<plan::PlanRow>& rows, Schedule rec, const Cost
         number(cost.c).c_str(), number(cost.r).c_str(), k + 1 < rows.size() ? "," : "");
   }
   std::printf("]\n");
+}
+
+// Sets one field of the calibrated rates by name (--param): the fitting script
+// (scripts/fit_planner.py) scores candidate sets through the CLI with it.
+void set_param(dash::CostParams& cp, const std::string& name, double v) {
+  auto integer = [&]() {
+    if (v != std::floor(v)) throw UsageError{"--param " + name + " expects an integer"};
+    return static_cast<int>(v);
+  };
+  if (name == "per_sm_tflops") {
+    if (!(v > 0)) throw UsageError{"--param per_sm_tflops must be positive"};
+    cp.per_sm_tflops = v;
+  } else if (name == "compute_overhead_us") cp.compute_overhead_us = v;
+  else if (name == "reduce_gbytes_per_s") {
+    if (!(v > 0)) throw UsageError{"--param reduce_gbytes_per_s must be positive"};
+    cp.reduce_gbytes_per_s = v;
+  } else if (name == "reduce_latency_us") cp.reduce_latency_us = v;
+  else if (name == "async_reduce") cp.async_reduce = integer() != 0;
+  else if (name == "stage_buffers") cp.stage_buffers = std::max(1, integer());
+  else if (name == "task_overhead_us") cp.task_overhead_us = v;
+  else if (name == "order_penalty_base") cp.order_penalty_base = v;
+  else if (name == "order_penalty_slope") cp.order_penalty_slope = v;
+  else if (name == "order_penalty_knee") cp.order_penalty_knee = v;
+  else if (name == "atomic_skips_latency") cp.atomic_skips_latency = integer() != 0;
+  else
+    throw UsageError{"--param: unknown field '" + name +
+                     "' (per_sm_tflops compute_overhead_us reduce_gbytes_per_s reduce_latency_us async_reduce "
+                     "stage_buffers task_overhead_us order_penalty_base order_penalty_slope order_penalty_knee "
+                     "atomic_skips_latency)"};
 }
 
 std::string shape_line(const Options& o, const TileProblem& p) {
@@ -261,6 +302,11 @@ void plan_usage() {
       "  --c C, --r R        override the compute / reduce cost of one tile pair (unit: 1, 0.25)\n"
       "  --reduce M          async (dQ writer warp, the default model) or sync (the reduce holds\n"
       "                      its SM: the spec's model, the unit model's default)\n"
+      "  --param NAME=VALUE  override one field of the calibrated rates (CostParams in\n"
+      "                      src/schedule/cost_model.h: per_sm_tflops, compute_overhead_us,\n"
+      "                      reduce_gbytes_per_s, reduce_latency_us, task_overhead_us,\n"
+      "                      order_penalty_base/slope/knee, stage_buffers, atomic_skips_latency,\n"
+      "                      async_reduce); repeatable. scripts/fit_planner.py uses it\n"
       "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (the\n"
       "                      calibrated value: 2 for the sm80 tiles and for 64x128; unit: 2)\n"
       "  --q-tiles N         unit model: Q tiles of the single head (16)\n"
@@ -311,8 +357,17 @@ int plan_main(int argc, char** argv) {
     p.block_m = o.block_m;
     p.block_n = o.block_n;
     p.causal = o.causal != 0;
-    // The calibrated rates of the kernel with these tiles (64x128: sm90, otherwise sm80).
-    cost = CostModel::for_shape(o.hdim, o.block_m, o.block_n, dash::CostParams::for_tiles(o.block_m, o.block_n));
+    // The calibrated rates of the kernel with these tiles (64x128: sm90, otherwise sm80), with
+    // the --param overrides.
+    dash::CostParams cp = dash::CostParams::for_tiles(o.block_m, o.block_n);
+    try {
+      for (const auto& [name, v] : o.params) set_param(cp, name, v);
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "dash-attn plan: %s (see dash-attn plan --help)\n", e.msg.c_str());
+      return 2;
+    }
+    cost = CostModel::for_shape(o.hdim, o.block_m, o.block_n, cp);
+    if (!o.params.empty()) cost.name = "default (--param)";
     if (o.c >= 0) cost.c = o.c;
     if (o.r >= 0) cost.r = o.r;
     if (o.c >= 0 || o.r >= 0) cost.name = "default (overridden)";

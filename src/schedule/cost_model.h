@@ -58,35 +58,40 @@ struct CostParams {
 
 // The set of the sm90 backward (src/kernels/attn_bwd_sm90.cu, tiles 64x128, head_dim 64 and 128),
 // calibrated on an H200 (132 SMs, bf16, late task taking, the default task order) on the 24-point
-// sweep of commit a77d6b6 (after the faster softmax exp / stmatrix of 99e56b6 and the dQ staged
-// under the dK GEMM of bea1336 / a77d6b6): bench/peers.py's docs/data/peers-h200-a77d6b6.json,
-// converted to docs/data/bench-h200-sm90-a77d6b6.json, tables in docs/schedules.md, by
-// Calibration.DISABLED_FitSm90CostParams. The head dim enters through the formulas of
-// CostModel::for_shape (one set for both head dims, no per-shape values):
-//   compute: atomic per tile pair is c + task/m (m = Q tiles per task): 2.82 us + 16.0 us / m at
-//     hdim 128, 1.81 us + 8.0 us / m at hdim 64; linear in d: per_sm_tflops 5.2, overhead 0.40 us
-//     per 64x64 (0.80 us per 64x128 pair), task_overhead_us 16.0 per side (K/V load, pipeline
+// sweep of the dual-dQ-writer kernel (two writer warps, one per staging buffer, the default since
+// 250529d): bench/peers.py at 250529d (docs/data/peers-h200-250529d/bench-python.txt; hdim 64 full
+// from docs/data/peers-h200-3505b4f-hdim64full/peers.json) combined with `dash-attn bench`
+// (docs/data/writer-h200-b254d6c/next-dual-hdim{128,64}.json), by scripts/fit_planner.py --fit
+// (table kMeasuredSm90Dual in tests/cpu/test_async_reduce.cpp, docs/schedules.md). The head dim
+// enters through the formulas of CostModel::for_shape (one set for both head dims):
+//   compute: atomic per tile pair is c + task/m (m = Q tiles per task): 2.41 us + 17.0 us / m at
+//     hdim 128, 1.45 us + 8.5 us / m at hdim 64; linear in d: per_sm_tflops 5.5, overhead 0.25 us
+//     per 64x64 (0.50 us per 64x128 pair), task_overhead_us 17.0 per side (K/V load, pipeline
 //     fill, dK/dV epilogue, ~d; a symmetric-shift task pays it for both of its KV tiles).
-//   reduce: 2 stage buffers (the kernel's), r = 32 GB/s + 1.5 us semaphore protocol (2.52 us at
-//     hdim 128, 2.01 us at hdim 64); atomic reduces skip the protocol.
+//   reduce: 2 stage buffers (the kernel's), r = 16 GB/s + 0.25 us semaphore protocol (2.30 us at
+//     hdim 128, 1.27 us at hdim 64; below c at both: measured descending / atomic is 0.96-1.12,
+//     above 1.05 only at hdim 64 512-1k and at full 16k); atomic reduces skip the protocol. The
+//     simulator keeps one in-order writer per CTA: the second writer is folded into these
+//     effective values.
 //   visit order: an empirical H200 penalty on shift / symmetric shift compute,
-//     1 + 0.25 + 0.008 * max(0, w - 32), w = tasks of a group in flight (CostModel::order_width);
-//     the knee from the unordered diagnostic of 6ed5f35 (shift / atomic 1.13 up to w = 32, 1.29
-//     at 64, 1.55 at 128 at hdim 128). The GPU's penalty is larger at hdim 64 than at hdim 128;
-//     one set sits between them.
-// The previous set (1f1af5c: 6.1 TFLOP/s, 0.655 us, 18.4 us, 32 GB/s + 1.0 us, penalty 0.15 /
-// 0.008) was fitted on the kernel before 99e56b6 (15a0f38 / 6ed5f35 sweeps).
-// Scores on a77d6b6 (tests/cpu/test_async_reduce.cpp): `auto` within 3% of the measured best at
-// 16/24 points (the 1f1af5c set: 16/24, the same picks), pairs in order 150/164 (149), atomic
-// mean error 3.4% (13.9%), rms log ratio error 0.080 (0.122); see docs/schedules.md.
-inline constexpr CostParams kSm90Params{.per_sm_tflops = 5.2,
-                                        .compute_overhead_us = 0.40,
-                                        .reduce_gbytes_per_s = 32.0,
-                                        .reduce_latency_us = 1.5,
+//     1 + 0.35 + 0.008 * max(0, w - 32), w = tasks of a group in flight (CostModel::order_width);
+//     the knee from the unordered diagnostic of 6ed5f35. The GPU's penalty is larger at hdim 64
+//     than at hdim 128; one set sits between them.
+// The previous set (e58bc06, fitted on the single-writer kernel of a77d6b6: 5.2 TFLOP/s, 0.40 us,
+// 16.0 us, 32 GB/s + 1.5 us, penalty 0.25 / 0.008) has the same picks here but predicts atomic 14%
+// slower than measured.
+// Scores on the dual-writer sweep (scripts/fit_planner.py, Calibration.Sm90CostParamsAgainstTheH200):
+// `auto` within 3% of the measured best at 22/24 points (the e58bc06 set: 22/24, the same picks,
+// descending everywhere; misses: full 16384 at both head dims, spt 5.4% / 9.8% faster), pairs > 3%
+// apart in order 147/155 (145), atomic mean error 2.2% (14.2%), rms log ratio error 0.089 (0.094).
+inline constexpr CostParams kSm90Params{.per_sm_tflops = 5.5,
+                                        .compute_overhead_us = 0.25,
+                                        .reduce_gbytes_per_s = 16.0,
+                                        .reduce_latency_us = 0.25,
                                         .async_reduce = true,
                                         .stage_buffers = 2,
-                                        .task_overhead_us = 16.0,
-                                        .order_penalty_base = 0.25,
+                                        .task_overhead_us = 17.0,
+                                        .order_penalty_base = 0.35,
                                         .order_penalty_slope = 0.008,
                                         .order_penalty_knee = 32.0,
                                         .atomic_skips_latency = true};

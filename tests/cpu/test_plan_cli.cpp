@@ -77,6 +77,28 @@ TEST(PlanCli, OneScheduleAndGantt) {
   EXPECT_NE(text.find("</svg>"), std::string::npos);
 }
 
+TEST(PlanCli, ParamOverridesTheCalibratedRates) {
+  // --param NAME=VALUE sets one CostParams field before CostModel::for_shape (scripts/fit_planner.py
+  // scores candidate sets with it): c = 5 GEMMs x 2 x 64 x 128 x 128 FLOP / rate + overhead x 2.
+  const std::string shape = "plan --batch 1 --heads 4 --kv-heads 4 --seqlen 1024 --hdim 128 --block-n 128 --json";
+  const CliRun def = run(shape);
+  ASSERT_EQ(def.status, 0) << def.out;
+  const CliRun r = run(shape + " --param per_sm_tflops=10 --param=compute_overhead_us=0 --param reduce_latency_us=0");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("\"c\": ([-0-9.eE+]+), \"r\": ([-0-9.eE+]+)"))) << r.out;
+  EXPECT_NEAR(std::stod(m[1].str()), 10.0 * 64 * 128 * 128 / 10e12 * 1e6, 1e-6);
+  EXPECT_NE(r.out, def.out);
+  CliRun bad = run(shape + " --param no_such_field=1");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.out.find("no_such_field"), std::string::npos) << bad.out;
+  bad = run(shape + " --param per_sm_tflops");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.out.find("NAME=VALUE"), std::string::npos) << bad.out;
+  bad = run("plan --cost-model unit --param per_sm_tflops=3");
+  EXPECT_EQ(bad.status, 2);
+}
+
 TEST(PlanCli, BadFlagsExitTwoAndNameTheFlag) {
   CliRun r = run("plan --bogus 3");
   EXPECT_EQ(r.status, 2);
