@@ -133,7 +133,8 @@ if [ "${HANG:-0}" = 1 ]; then  # the two-writer + take-ahead hang (docs/perf.md 
   # a wait that makes no progress for 4 s prints what it waited for (every stuck thread) and traps.
   HT=${HANG_TESTS:-$T}
   for i in 1 2 3 4; do
-    (DASH_BWD_DUAL_WRITER=2 timeout -k 5 ${HANG_BUDGET_S:-90} "$HT" --gtest_filter='BwdSm90TakeAhead.*' --gtest_repeat=${HANG_REPEAT:-4} \
+    (DASH_TEST_SM90_DRAFT=1 timeout -k 5 ${HANG_BUDGET_S:-90} "$HT" --gtest_filter='BwdSm90TakeAhead.TwoWritersForced*' \
+      --gtest_repeat=${HANG_REPEAT:-4} \
       > "$OUT/hang$i.log" 2>&1; echo "hang stress $i rc $? passed $(grep -c 'OK \]' "$OUT/hang$i.log")") &
   done
   wait

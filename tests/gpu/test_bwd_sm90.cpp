@@ -441,6 +441,18 @@ TEST(BwdSm90TakeAhead, BitwiseEqualToTheDefaultPath) {
     expect_switch_keeps_bits("DASH_BWD_TAKE_AHEAD", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7800, n);
 }
 
+// The combination that hung on the H200 (docs/perf.md v7): two writers forced on
+// (DASH_BWD_DUAL_WRITER=2) together with take-ahead. Gated (DASH_TEST_SM90_DRAFT=1) until the
+// cause is found: the regression test of that fix. Run it with a DASH_DEBUG_WAITS build, whose
+// bounded waits report where it stops instead of hanging (scripts/gpu-fast.sh HANG=1).
+TEST(BwdSm90TakeAhead, TwoWritersForcedBitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  ScopedEnv dual("DASH_BWD_DUAL_WRITER", "2");
+  for (const char* n : {"1", "5"})
+    expect_switch_keeps_bits("DASH_BWD_TAKE_AHEAD", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7850, n);
+}
+
 // DASH_BWD_EARLY_RELEASE=1 (draft): the dQ writer hands the staging buffer back once the bulk
 // reduce has read it; the adds, their order and the semaphore releases are unchanged: the same
 // bits. Not gated: the first GPU run of the draft is this test.
