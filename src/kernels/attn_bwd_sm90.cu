@@ -10,7 +10,8 @@
 //     (built by the launcher with block_m = 64, block_n = 128);
 //   - program order: for side, for step, for query head of the GQA group; dK/dV of a KV head
 //     summed over its query heads in registers, in that fixed order;
-//   - a dedicated dQ writer warp: semaphore wait for the schedule's rank, bulk reduce-add,
+//   - dedicated dQ writer warps (two by default, one per staging buffer): semaphore wait for the
+//     schedule's rank, bulk reduce-add,
 //     wait for COMPLETION (wait_group 0, not .read), proxy fence, gpu-scope release;
 //   - tile metadata MMA -> writer through the per-CTA global mailbox (2 slots);
 //   - the drain rule: with dynamic dispatch and co-resident groups the CTA takes no new task
