@@ -78,16 +78,18 @@ if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v7 ("What li
   # 1. The drafts to re-measure now that two writers took the chain off the critical path: their
   #    (gated) bits tests, then benchmarks. Lagged dQ (hdim 128: decouples the two warpgroups'
   #    lockstep; atomic +4..+11% before, ordered schedules paid a step of chain latency) and
-  #    strided shift starts (more slack per chain link for shift / symmetric shift).
+  #    strided shift starts (more slack per chain link for shift / symmetric shift), and taking
+  #    tasks ahead (DASH_BWD_TAKE_LATE=0) where tasks are short (take-ahead is tied to one writer).
   DASH_TEST_SM90_DRAFT=1 timeout -k 5 300 "$T" --gtest_filter='BwdSm90LaggedDq.*:BwdSm90StridedStarts.*' \
     > "$OUT/test-drafts.log" 2>&1
   echo "test drafts rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/test-drafts.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED  \] [A-Z]" "$OUT/test-drafts.log" | head -5
   for hd in ${NEXT_HDIMS:-128 64}; do
-    for v in ${NEXT_VARIANTS:-default lagged strided}; do
+    for v in ${NEXT_VARIANTS:-default lagged strided runahead}; do
       case $v in
         lagged) [ "$hd" = 128 ] || continue; e="DASH_BWD_LAGGED_DQ=1" ;;
         strided) e="DASH_STRIDED_SHIFT=1" ;;
+        runahead) e="DASH_BWD_TAKE_LATE=0" ;;  # short tasks (hdim 64, 512/1k): late taking's bubble vs run-ahead
         *) e="DASH_NOTHING=1" ;;
       esac
       env $e timeout -k 5 150 "$X" bench --hdim $hd --schedules ${NEXT_SCHEDULES:-ascending,spt,descending,shift,symmetric_shift,atomic} \
