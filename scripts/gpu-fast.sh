@@ -80,7 +80,7 @@ if [ "${NEXT:-0}" = 1 ]; then  # the open questions of docs/perf.md v7 ("What li
   #    lockstep; atomic +4..+11% before, ordered schedules paid a step of chain latency) and
   #    strided shift starts (more slack per chain link for shift / symmetric shift), and taking
   #    tasks ahead (DASH_BWD_TAKE_LATE=0) where tasks are short (take-ahead is tied to one writer).
-  DASH_TEST_SM90_DRAFT=1 timeout -k 5 300 "$T" --gtest_filter='BwdSm90LaggedDq.*:BwdSm90StridedStarts.*' \
+  DASH_TEST_SM90_DRAFT=1 timeout -k 5 300 "$T" --gtest_filter='BwdSm90LaggedDq.*:BwdSm90StridedStarts.*:BwdSm90TakeLate.*' \
     > "$OUT/test-drafts.log" 2>&1
   echo "test drafts rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/test-drafts.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED  \] [A-Z]" "$OUT/test-drafts.log" | head -5
