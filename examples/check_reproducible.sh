@@ -32,10 +32,14 @@
 #   --extra "ARGS" (passed to every train_llama.py run)
 #   --budget-s N (0 = none): start no new run after N seconds; the runs so far are still
 #     compared and reported, and the exit status is 3 (incomplete) unless a pair differed
+#   --skip-step-ab: skip the 1-GPU interleaved step-time comparison (examples/step_time_ab.py:
+#     the deterministic, non-deterministic and deterministic-mode attentions trained in ONE
+#     process in alternating blocks, CUDA-event step times; its ratios do not depend on the
+#     scatter between processes that the separate runs' tokens/s show)
 set -u
 
 STEPS=200 PRESET=base SEQLEN=2048 BATCH=8 SEED=1234 SCHEDULE=auto OUT=runs/repro PY=python3
-ONE_GPU=0 SKIP_FSDP=0 SKIP_NONDET=0 SKIP_DETMODE=0 DEVICE=cuda ATTN_DET=dash ATTN_NONDET=sdpa_cudnn EXTRA="" BUDGET_S=0
+ONE_GPU=0 SKIP_FSDP=0 SKIP_NONDET=0 SKIP_DETMODE=0 SKIP_STEP_AB=0 DEVICE=cuda ATTN_DET=dash ATTN_NONDET=sdpa_cudnn EXTRA="" BUDGET_S=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) STEPS=$2; shift 2 ;;
@@ -50,6 +54,7 @@ while [ $# -gt 0 ]; do
     --skip-fsdp) SKIP_FSDP=1; shift ;;
     --skip-nondet) SKIP_NONDET=1; shift ;;
     --skip-detmode) SKIP_DETMODE=1; shift ;;
+    --skip-step-ab) SKIP_STEP_AB=1; shift ;;
     --device) DEVICE=$2; shift 2 ;;
     --attn-det) ATTN_DET=$2; shift 2 ;;
     --attn-nondet) ATTN_NONDET=$2; shift 2 ;;
@@ -129,6 +134,26 @@ if [ $SKIP_NONDET -eq 0 ]; then
 fi
 [ $SKIP_DETMODE -eq 0 ] && run 1gpu_sdpa_detmode 1 none sdpa_detmode
 
+# ---- 1 GPU, step time in one process (interleaved blocks) ----
+if [ $SKIP_STEP_AB -eq 0 ]; then
+  if [ "$BUDGET_S" -gt 0 ] && [ $(( $(date +%s) - T_START )) -ge "$BUDGET_S" ]; then
+    echo "[check] skipped step_ab: the --budget-s $BUDGET_S seconds are spent"; SKIPPED+=(step_ab)
+  else
+    AB_ATTNS=$ATTN_DET
+    [ $SKIP_NONDET -eq 0 ] && AB_ATTNS=$AB_ATTNS,$ATTN_NONDET
+    [ $SKIP_DETMODE -eq 0 ] && [ "$ATTN_DET" != sdpa_detmode ] && AB_ATTNS=$AB_ATTNS,sdpa_detmode
+    AB_ATTNS=$(echo "$AB_ATTNS" | tr ',' '\n' | awk '!seen[$0]++' | paste -sd, -)
+    echo "[check] step_ab: $AB_ATTNS in one process, interleaved ..."
+    if "$PY" "$HERE/step_time_ab.py" --attns "$AB_ATTNS" --preset "$PRESET" --seqlen "$SEQLEN" --batch "$BATCH" \
+         --seed "$SEED" --device "$DEVICE" --json "$OUT/step_ab.json" > "$OUT/step_ab.log" 2>&1; then
+      grep -E "^  [a-z_]+ +median" "$OUT/step_ab.log" | sed 's/^/[check]   /'
+    else
+      echo "[check] step_ab FAILED (not a determinism failure); last lines of $OUT/step_ab.log:"
+      tail -n 15 "$OUT/step_ab.log" | sed 's/^/    /'
+    fi
+  fi
+fi
+
 # ---- 2 GPUs ----
 if [ $ONE_GPU -eq 1 ]; then
   echo "[check] 2-GPU runs skipped (--one-gpu)"
@@ -207,6 +232,17 @@ for tag, a, b in ((f"1gpu {det}/{nondet}", f"1gpu_{det}_a", f"1gpu_{nondet}_a"),
         print(line)
 res["ratios"] = ratios
 res["ratios_median"] = ratios_median
+ab_path = os.path.join(out, "step_ab.json")
+if os.path.exists(ab_path):  # one process, interleaved: speed = the other's median step time / this one's
+    ab = json.load(open(ab_path))
+    r = ab["results"]
+    res["step_ab"] = {"attns": ab["attns"], "median_ms": {k: v["median_ms"] for k, v in r.items()}}
+    first = ab["attns"][0]
+    for other in ab["attns"][1:]:
+        speed = r[other]["median_ms"] / r[first]["median_ms"]
+        res["step_ab"][f"{first}/{other} speed"] = speed
+        print(f"  one process, interleaved: {first} / {other} speed {speed:.3f} (median step "
+              f"{r[first]['median_ms']:.2f} vs {r[other]['median_ms']:.2f} ms)")
 res["deterministic_pairs_ok"] = bad == 0
 json.dump(res, open(os.path.join(out, "results.json"), "w"), indent=1)
 sys.exit(1 if bad else 0)
