@@ -206,6 +206,29 @@ Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int bl
   cache.emplace(key, s);
   return s;
 }
+
+// CTAs per SM of the backward main kernel, per device and kernel instantiation. The occupancy
+// query costs microseconds of host time on every call otherwise (a training step makes two
+// dozen); the launch still sets the kernel's shared-memory attribute each time.
+cudaError_t cached_bwd_occupancy(bool sm90, const AttnShape& s, int dev, int* per_sm) {
+  static std::mutex mu;
+  static std::map<std::tuple<int, bool, int, int, bool>, int> cache;
+  const auto key = std::make_tuple(dev, sm90, s.head_dim, static_cast<int>(s.dtype), s.causal);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) {
+      *per_sm = it->second;
+      return cudaSuccess;
+    }
+  }
+  const cudaError_t err = sm90 ? kernels::bwd_main_sm90_occupancy(s.head_dim, s.dtype, s.causal, per_sm)
+                               : kernels::bwd_main_occupancy(s.head_dim, s.dtype, s.causal, per_sm);
+  if (err != cudaSuccess) return err;
+  std::lock_guard<std::mutex> lock(mu);
+  cache.emplace(key, *per_sm);
+  return cudaSuccess;
+}
 }  // namespace
 
 Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms) {
@@ -299,11 +322,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   int dev = 0, num_sms = 0, per_sm = 0;
   DASH_CUDA_RETURN(cudaGetDevice(&dev));
   DASH_CUDA_RETURN(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev));
-  if (use_sm90) {
-    DASH_CUDA_RETURN(kernels::bwd_main_sm90_occupancy(s.head_dim, s.dtype, s.causal, &per_sm));
-  } else {
-    DASH_CUDA_RETURN(kernels::bwd_main_occupancy(s.head_dim, s.dtype, s.causal, &per_sm));
-  }
+  DASH_CUDA_RETURN(cached_bwd_occupancy(use_sm90, s, dev, &per_sm));
   const int capacity = std::min(num_sms * per_sm, kernels::kMaxBwdCtas);
   if (capacity < 1) return make_status(StatusCode::kInsufficientResources, "backward kernel cannot be resident");
 
