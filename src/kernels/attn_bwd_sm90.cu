@@ -488,8 +488,8 @@ template <uint32_t kLbo, uint32_t kSbo>
 __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
   return sm90::encode_smem_desc(addr, sm90::SmemLayout::kSwizzle128B, kLbo, kSbo);
 }
-// DRAFT (branch draft/desc-lo-add): the descriptor of the k-step `bytes` past a chain's first
-// operand address, from that address's low descriptor word `lo0` (sm90::smem_desc_lo): one add
+// The descriptor of the k-step `bytes` past a chain's first operand address, from that
+// address's low descriptor word `lo0` (sm90::smem_desc_lo; 654eaff, docs/perf.md v7): one add
 // on an opaque copy (so the eight per chain are formed next to their wgmma, not hoisted and kept
 // live: that spilled), and a constant high word. The same 64-bit value as sw128_desc(addr + bytes)
 // (tests: Sm90Primitives.DescriptorLoWordAddsWithoutCarry); ncu at bea1336: the descriptors cost
@@ -508,8 +508,8 @@ template <bool kMask, bool kCausal>
 // the gain of this early load was not separable from noise in the a77d6b6 A/B).
 __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, const float2 (&lse01)[2], int key_row0,
                                           int q_row0, int q_lim, int k_lim, int diag, float scale_log2, int quad) {
-  // DRAFT (branch draft/desc-lo-add): the mask bounds relative to this thread's first row and key,
-  // through opaque values, so that the 32 predicates are formed here, on boundary tiles only. The
+  // The mask bounds relative to this thread's first row and key (654eaff), through opaque
+  // values, so that the 32 predicates are formed here, on boundary tiles only. The
   // compiler hoisted them to the top of EVERY step (kept as bits of one register: ~100 of the
   // ~190 instructions there, ncu source page at bea1336), interior tiles included.
   int q_end = 0, k_end = 0, c_off = 0;
