@@ -204,10 +204,10 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
   return p.dq_accum + ((int64_t)b * M.p.heads_q + hq) * p.seqlen_q_pad * D + (int64_t)i * Sm90BwdSmem<D>::kDqFloats;
 }
 
-// ---- the dQ writer (warp 9) --------------------------------------------------------------------
-template <int D>
+// ---- the dQ writers (warp 9; warp 11 too with p.dual_writer) -----------------------------------
 // Handles the staged tiles q = first, first + stride, ... (stride 1: every tile, buffer q % 2;
 // p.dual_writer (default): two writers, stride 2, one per staging buffer).
+template <int D>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, const DqMeta* mailbox, int first, int stride) {
   using L = Sm90BwdSmem<D>;
