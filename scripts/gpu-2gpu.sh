@@ -4,6 +4,7 @@
 # deterministic-mode baselines), then the free-SM sweep of the DDP dash run (--num-ctas; the
 # default leaves 8 of the SMs to NCCL). Logs under $OUT.
 #   STEPS (150)  MARGINS ("4 16": SMs left free besides the default run's 8)  CHECK_BUDGET_S (330)
+#   CHECK_ARGS (e.g. "--skip-fsdp": more options for check_reproducible.sh)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-2gpu-logs}
@@ -11,8 +12,9 @@ mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
 t0=$(date +%s)
 python -m pip install --no-build-isolation --no-deps -v . > "$OUT/pip.log" 2>&1; echo "pip rc $? ($(( $(date +%s) - t0 ))s)"
+# shellcheck disable=SC2086
 timeout -k 10 "$(( ${CHECK_BUDGET_S:-330} + 120 ))" bash examples/check_reproducible.sh --steps "${STEPS:-150}" --python python --budget-s "${CHECK_BUDGET_S:-330}" \
-  --out "$OUT/repro" > "$OUT/check.log" 2>&1
+  --out "$OUT/repro" ${CHECK_ARGS:-} > "$OUT/check.log" 2>&1
 echo "check rc $? ($(( $(date +%s) - t0 ))s)"; tail -24 "$OUT/check.log"
 SMS=$(python -c 'import torch; print(torch.cuda.get_device_properties(0).multi_processor_count)')
 export CUBLAS_WORKSPACE_CONFIG=:4096:8 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
