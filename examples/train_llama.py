@@ -332,6 +332,21 @@ class Llama(nn.Module):
 # helpers
 # ----------------------------------------------------------------------------------------------
 
+def deterministic_torch(strict, fill_uninitialized=True):
+    """PyTorch's determinism switches (module docstring): deterministic algorithms (strict: an op
+    without a deterministic implementation raises; else it warns, once per op, silenced here),
+    fill_uninitialized_memory, cuDNN deterministic without autotuning. Returns
+    torch.utils.deterministic."""
+    torch.use_deterministic_algorithms(True, warn_only=not strict)
+    import torch.utils.deterministic as tud
+    tud.fill_uninitialized_memory = fill_uninitialized
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    if not strict:
+        warnings.filterwarnings("ignore", message=".*deterministic.*")
+    return tud
+
+
 def step_timer(device):
     """(mark, span_ms): mark() records a CUDA event on the current stream (no synchronisation) or
     reads the CPU clock; span_ms(a, b) is the time between two marks, in ms (CUDA: valid once
@@ -517,13 +532,7 @@ def main(argv=None):
     torch.manual_seed(args.seed)  # also seeds every CUDA device
     torch.cuda.manual_seed_all(args.seed)
     strict = args.attn not in ("sdpa_cudnn", "dash_atomic")
-    torch.use_deterministic_algorithms(True, warn_only=not strict)
-    import torch.utils.deterministic as tud
-    tud.fill_uninitialized_memory = not args.no_fill_uninitialized
-    torch.backends.cudnn.deterministic = True
-    torch.backends.cudnn.benchmark = False
-    if not strict:
-        warnings.filterwarnings("ignore", message=".*deterministic.*")  # warn_only spam, once per op
+    tud = deterministic_torch(strict, fill_uninitialized=not args.no_fill_uninitialized)
 
     if args.device == "cuda":
         if not torch.cuda.is_available():

@@ -502,10 +502,10 @@ __device__ __forceinline__ uint64_t sw128_desc_step(uint32_t lo0, uint32_t bytes
 
 // P^T of one step, in place in the S^T accumulator (m64n64: rows = this WG's keys, columns = the
 // Q tile's rows). Thread t holds keys key_row0, key_row0 + 8 and query rows 8n + 2(t%4) + e.
-template <bool kMask, bool kCausal>
 // lse01: the LSE pairs of n = 0 and 1, loaded by the caller before it waits for S^T (the first
 // FFMAs waited on these loads: short-scoreboard stalls, 8% of the MMA warps' samples at bea1336;
 // the gain of this early load was not separable from noise in the a77d6b6 A/B).
+template <bool kMask, bool kCausal>
 __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, const float2 (&lse01)[2], int key_row0,
                                           int q_row0, int q_lim, int k_lim, int diag, float scale_log2, int quad) {
   // The mask bounds relative to this thread's first row and key (654eaff), through opaque
@@ -516,21 +516,21 @@ __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, con
   if constexpr (kMask) {
     q_end = static_cast<int>(opaque(static_cast<uint32_t>(q_lim - q_row0 - 2 * quad)));  // qc - 2 quad < q_end
     k_end = static_cast<int>(opaque(static_cast<uint32_t>(k_lim - key_row0)));           // 8 h < k_end
-    c_off = static_cast<int>(opaque(static_cast<uint32_t>(q_row0 + diag - key_row0 + 2 * quad)));  // 8 h <= qc' + c_off
+    c_off = static_cast<int>(opaque(static_cast<uint32_t>(q_row0 + diag - key_row0 + 2 * quad)));  // 8 h <= qc0 + c_off
   }
 #pragma unroll
   for (int n = 0; n < 8; ++n) {
     const float2 lse2 = n < 2 ? lse01[n] : *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);  // LDS.64
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      const int qc = 8 * n + 2 * quad + e;
       const float lse = e ? lse2.y : lse2.x;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int idx = 4 * n + 2 * h + e;
         float pv = ptx::ex2_approx_ftz(fmaf(s[idx], scale_log2, -lse));
         if constexpr (kMask) {
-          // row = q_row0 + qc, key = key_row0 + 8h: row < q_lim, key < k_lim, key <= row + diag
+          // row = q_row0 + qc (qc = 8n + 2 quad + e), key = key_row0 + 8h: row < q_lim, key < k_lim,
+          // key <= row + diag
           const int qc0 = 8 * n + e;  // qc - 2 quad: a constant of the unrolled loop
           const bool ok = qc0 < q_end && 8 * h < k_end && (!kCausal || 8 * h <= qc0 + c_off);
           pv = ok ? pv : 0.f;

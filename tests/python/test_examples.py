@@ -9,12 +9,17 @@ torch = pytest.importorskip("torch")
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
 
 
-def test_step_time_ab_interleaves_and_reports_every_attention(tmp_path):
+def import_step_time_ab():
     sys.path.insert(0, EXAMPLES)
     try:
         import step_time_ab
     finally:
         sys.path.remove(EXAMPLES)
+    return step_time_ab
+
+
+def test_step_time_ab_interleaves_and_reports_every_attention(tmp_path):
+    step_time_ab = import_step_time_ab()
     out = tmp_path / "ab.json"
     r = step_time_ab.main(["--device", "cpu", "--preset", "tiny", "--attns", "sdpa,sdpa_detmode", "--seqlen", "32",
                            "--batch", "2", "--blocks", "3", "--steps-per-block", "2", "--warmup-steps", "1",
@@ -31,10 +36,6 @@ def test_step_time_ab_interleaves_and_reports_every_attention(tmp_path):
 
 
 def test_step_time_ab_rejects_unknown_attention():
-    sys.path.insert(0, EXAMPLES)
-    try:
-        import step_time_ab
-    finally:
-        sys.path.remove(EXAMPLES)
+    step_time_ab = import_step_time_ab()
     with pytest.raises(SystemExit):
         step_time_ab.parse_args(["--attns", "dash,nonsense"])

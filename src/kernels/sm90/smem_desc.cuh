@@ -49,8 +49,9 @@ __host__ __device__ constexpr uint64_t advance_smem_desc(uint64_t desc, uint32_t
 // The descriptor's two 32-bit words: lo = start-address field | LBO field, hi = SBO field |
 // layout. For 16-byte-aligned shared addresses a and a + bytes both below 2^18 (all of shared
 // memory), smem_desc_lo(a + bytes) == smem_desc_lo(a) + bytes / 16: the address field does not
-// carry into the LBO field (tests/cpu/test_smem_desc.cpp checks it over the whole range). A
-// k-step of a wgmma chain is then one 32-bit add, and hi is a compile-time constant.
+// carry into the LBO field (Sm90Primitives.DescriptorLoWordAddsWithoutCarry, a host test, checks
+// it over the whole range). A k-step of a wgmma chain is then one 32-bit add, and hi is a
+// compile-time constant.
 __host__ __device__ constexpr uint32_t smem_desc_lo(uint32_t smem_addr, uint32_t lbo_bytes) {
   return ((smem_addr >> 4) & 0x3FFFu) | (((lbo_bytes >> 4) & 0x3FFFu) << 16);
 }
