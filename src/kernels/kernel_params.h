@@ -66,7 +66,7 @@ struct BwdKernelParams {
   // Two dQ writers (warps 9 and 11), one per staging buffer, so the semaphore wait, reduce and
   // release of tile q + 1 overlap those of tile q (different dQ tiles: independent chains). Same
   // adds in the same order per dQ tile: the same bits. Default on since the H200 measurement of
-  // docs/perf.md v7 (ordered schedules +10..+50%, now 0.95-1.0 of atomic);
+  // docs/perf.md v7 (descending and spt +3..+52%; best deterministic / atomic 0.90-1.04);
   // DASH_BWD_DUAL_WRITER=0 restores the single writer. Off whenever take_ahead > 0 (that
   // combination hung on the H200; attention_api.cu).
   int dual_writer;
