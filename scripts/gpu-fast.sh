@@ -10,6 +10,7 @@
 #   TRAIN=1  examples/train_llama.py on one GPU, TRAIN_ATTNS (dash sdpa_cudnn), TRAIN_STEPS (60),
 #            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
 #   HANG=1   the two-writer + take-ahead hang: HANG_TESTS (a DASH_DEBUG_WAITS test binary) x 4 at once
+#            (HANG_FILTER: other tests, HANG_REPEAT, HANG_BUDGET_S)
 #   TRAIN_AB=1  examples/step_time_ab.py: training-step time of TRAIN_AB_ATTNS (dash,sdpa_cudnn,
 #            sdpa_detmode) in one process, interleaved blocks (TRAIN_AB_BLOCKS 8 x TRAIN_AB_STEPS 10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
@@ -135,7 +136,7 @@ if [ "${HANG:-0}" = 1 ]; then  # the two-writer + take-ahead hang (docs/perf.md 
   # a wait that makes no progress for 4 s prints what it waited for (every stuck thread) and traps.
   HT=${HANG_TESTS:-$T}
   for i in 1 2 3 4; do
-    (DASH_TEST_SM90_DRAFT=1 timeout -k 5 ${HANG_BUDGET_S:-90} "$HT" --gtest_filter='BwdSm90TakeAhead.TwoWritersForced*' \
+    (DASH_TEST_SM90_DRAFT=1 timeout -k 5 ${HANG_BUDGET_S:-90} "$HT" --gtest_filter="${HANG_FILTER:-BwdSm90TakeAhead.TwoWritersForced*}" \
       --gtest_repeat=${HANG_REPEAT:-4} \
       > "$OUT/hang$i.log" 2>&1; echo "hang stress $i rc $? passed $(grep -c 'OK \]' "$OUT/hang$i.log")") &
   done

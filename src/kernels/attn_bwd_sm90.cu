@@ -204,9 +204,17 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
   return p.dq_accum + ((int64_t)b * M.p.heads_q + hq) * p.seqlen_q_pad * D + (int64_t)i * Sm90BwdSmem<D>::kDqFloats;
 }
 
-// ---- the dQ writers (warp 9; warp 11 too with p.dual_writer) -----------------------------------
+// ---- the dQ writers (warp 9, lane 0; warp 11, lane 0 too with p.dual_writer) -------------------
 // Handles the staged tiles q = first, first + stride, ... (stride 1: every tile, buffer q % 2;
 // p.dual_writer (default): two writers, stride 2, one per staging buffer).
+// NOTES: one thread, like the taker and the loader. Until 2026-11-30 (seventh session) all 32
+// lanes waited on dq_full and lane 0 alone arrived on dq_empty before a __syncwarp. With two
+// writers the next use of a writer's buffer needs only that arrival, so a lane still inside
+// its try_wait loop (lanes of a warp can leave it separately) could see dq_full complete two
+// phases, wait on the parity of a phase that needs lane 0, and lane 0 waited for it at the
+// __syncwarp: a deadlock. Seen as a hang of the default path (two writers) in the test suite
+// under concurrent load, and in 3 of 4 stress processes with take-ahead. A barrier's waiters
+// must be threads whose own arrivals gate its next phase, or one thread.
 template <int D>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, const DqMeta* mailbox, int first, int stride) {
@@ -223,37 +231,34 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
     const int task = vm->task;
     if (task == kMetaExit) {
       // Early release, unordered: the last tiles' adds land before the writer (and the CTA) leaves.
-      if (lane_id() == 0 && early) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+      if (early) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
       break;
     }
-    if (lane_id() == 0) {
-      const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
-      int* sem = p.dq_sem + dq_sem_index(M, mb, mhq, mi);
-      float* dst = dq_accum_tile<D>(p, M, mb, mhq, mi);
-      if (ordered) {
-        ptx::wait_equal(sem, rank, task, mi, mj);
-        // The acquired predecessor's adds must be ordered before our async-proxy adds.
-        cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
-      }
-      if (!p.debug_no_reduce) {  // diagnostic switch, see BwdKernelParams
-        cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst,
-                                        sDq + buf * L::kDqFloats, L::kDqBytes);
-        cuda::ptx::cp_async_bulk_commit_group();
-      }
-      if (early) {  // DRAFT (p.writer_early_release): the buffer back once the bulk copy has read it
-        cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
-        cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
-      }
-      // Completion, not `.read`: the adds must have landed before the semaphore moves (dash-spec 4).
-      if (ordered || !early) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
-      if (ordered) {
-        cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
-        ptx::red_release_gpu_add(sem, 1);
-      }
-      atomicAdd(s_reduced, 1);  // tiles done, for the taker's drain (an atomic: racecheck-clean)
-      if (!early) cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
+    const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
+    int* sem = p.dq_sem + dq_sem_index(M, mb, mhq, mi);
+    float* dst = dq_accum_tile<D>(p, M, mb, mhq, mi);
+    if (ordered) {
+      ptx::wait_equal(sem, rank, task, mi, mj);
+      // The acquired predecessor's adds must be ordered before our async-proxy adds.
+      cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
     }
-    __syncwarp();
+    if (!p.debug_no_reduce) {  // diagnostic switch, see BwdKernelParams
+      cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst,
+                                      sDq + buf * L::kDqFloats, L::kDqBytes);
+      cuda::ptx::cp_async_bulk_commit_group();
+    }
+    if (early) {  // DRAFT (p.writer_early_release): the buffer back once the bulk copy has read it
+      cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
+      cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
+    }
+    // Completion, not `.read`: the adds must have landed before the semaphore moves (dash-spec 4).
+    if (ordered || !early) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+    if (ordered) {
+      cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+      ptx::red_release_gpu_add(sem, 1);
+    }
+    atomicAdd(s_reduced, 1);  // tiles done, for the taker's drain (an atomic: racecheck-clean)
+    if (!early) cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
   }
 }
 
@@ -627,11 +632,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if (warp == kWriterWarp) {
       if (p.writer_overlap) {
         if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, mailbox);
-      } else {
+      } else if (lane == 0) {
         dq_writer<D>(p, smem, bars, s_reduced, mailbox, 0, p.dual_writer ? 2 : 1);
       }
     } else if (warp == kWriterWarp2 && p.dual_writer && !p.writer_overlap) {
-      dq_writer<D>(p, smem, bars, s_reduced, mailbox, 1, 2);  // the odd tiles (buffer 1)
+      if (lane == 0) dq_writer<D>(p, smem, bars, s_reduced, mailbox, 1, 2);  // the odd tiles (buffer 1)
     }
     return;
   }
