@@ -388,16 +388,18 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     const char* ta = std::getenv("DASH_BWD_TAKE_AHEAD");
     p.take_ahead = ta != nullptr ? std::max(0, std::atoi(ta)) : kernels::kDefaultTakeAhead;
   }
-  // Two dQ writers by default (docs/perf.md v7). Not with the take-ahead draft: that combination
-  // hung on the H200 (3 of 4 concurrent test processes, release build; not reproduced in a
-  // DASH_DEBUG_WAITS build; cause not found yet), while one writer + take-ahead and two writers
-  // without take-ahead passed the same stress. So take-ahead runs with one writer.
-  // DASH_BWD_DUAL_WRITER=2 forces two writers with take-ahead too: diagnostic only, for
-  // reproducing that hang (scripts/gpu-fast.sh HANG=1).
+  // Two dQ writers by default (docs/perf.md v7), with dynamic dispatch and without take-ahead.
+  // Static dispatch runs one writer: two writers + static dispatch hung on the H200 when another
+  // process shared the GPU (2 of 2 processes, hdim 64 descending causal, grid 128, release build,
+  // 2026-11-30 seventh session; one writer 30 of 30 and two writers alone 15 of 15 passed; cause
+  // not found, docs/perf.md v8). Take-ahead (a draft) runs with one writer too: with two it hung
+  // before the writers ran on one lane (3 of 4 processes), 12 of 12 passed after; kept off until
+  // the static hang is understood. DASH_BWD_DUAL_WRITER=0: one writer always; =2: two writers
+  // always (diagnostic, for reproducing the hangs: scripts/hang-stress.sh).
   {
     const char* dw = std::getenv("DASH_BWD_DUAL_WRITER");
     const int v = dw != nullptr ? std::atoi(dw) : 1;
-    p.dual_writer = v == 2 || (v != 0 && p.take_ahead == 0);
+    p.dual_writer = v == 2 || (v != 0 && p.take_ahead == 0 && a.dispatch == Dispatch::kDynamic);
   }
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;

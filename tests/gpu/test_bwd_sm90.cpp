@@ -10,6 +10,7 @@
 // DASH_SM90_DRAFT=1 until they passed on an H200; now the default), the same accuracy criterion and
 // determinism checks. DASH_BWD_SM90=0 runs every case on the sm80 kernel (BwdSm90Fallback).
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -213,6 +214,8 @@ TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
       p.num_ctas = grid;
       p.dispatch = d;
       // Every grid here is at least the schedule's co-resident group (16 KV tiles of 128 keys).
+      if (std::getenv("DASH_TEST_VERBOSE") != nullptr)  // which launch hangs, if one does
+        std::fprintf(stderr, "launch grid %d dispatch %s\n", grid, dispatch_name(d));
       st = run_sm90_bwd(pr, p, &info);
       ASSERT_TRUE(st.ok()) << "grid " << grid << ": " << st.message;
       ASSERT_EQ(info.num_ctas, std::min(grid, info.num_tasks));
