@@ -10,11 +10,13 @@
 // DASH_SM90_DRAFT=1 until they passed on an H200; now the default), the same accuracy criterion and
 // determinism checks. DASH_BWD_SM90=0 runs every case on the sm80 kernel (BwdSm90Fallback).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -38,12 +40,73 @@ bool is_sm90() {
     if (!is_sm90()) GTEST_SKIP() << "the sm90 backward needs a compute capability 9.0 device"; \
   } while (0)
 
+// DASH_TEST_WATCHDOG_S=N (hang hunts, scripts/hang-stress.sh): a backward still running after N
+// seconds is taken as hung. Without touching the kernel (debug waits changed its timing enough to
+// hide the hangs of docs/perf.md v8) this reads what the kernel keeps in the workspace, through a
+// stream that does not wait for the hung one: each CTA's two dQ mailbox slots (the last tile
+// staged per buffer: task, b, hq, i, j, rank; task -1 = exit posted) next to the semaphore of that
+// dQ tile (sem == rank: the writer may add; sem < rank: it waits for a predecessor), and the task
+// counter. Then it aborts the process: the GPU cannot be recovered from a hung kernel.
+struct MailboxSlot {
+  int b, hq, i, j, task, rank, pad[2];
+};
+void watch_for_hang(const Problem& pr, const AttnBwdParams& p, cudaStream_t stream) {
+  const char* env = std::getenv("DASH_TEST_WATCHDOG_S");
+  const double limit_s = env != nullptr ? std::atof(env) : 0.0;
+  if (limit_s <= 0) {
+    cudaStreamSynchronize(stream);
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  while (cudaStreamQuery(stream) == cudaErrorNotReady) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < limit_s) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    const kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(pr.shape, kernels::kBwdSm90BlockM);
+    const int m_tiles = (pr.shape.seqlen_q + kernels::kBwdSm90BlockM - 1) / kernels::kBwdSm90BlockM;
+    const size_t n_sem = (size_t)pr.shape.batch * pr.shape.heads_q * m_tiles;
+    std::vector<int> sem(n_sem);
+    std::vector<MailboxSlot> mail(2 * kernels::kMaxBwdCtas);
+    int counter = -1;
+    cudaStream_t side;
+    const char* base = static_cast<const char*>(pr.workspace.ptr);
+    bool ok = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess;
+    ok = ok && cudaMemcpyAsync(sem.data(), base + ws.dq_sem, n_sem * sizeof(int), cudaMemcpyDeviceToHost, side) == cudaSuccess;
+    ok = ok && cudaMemcpyAsync(mail.data(), base + ws.dq_mailbox, mail.size() * sizeof(MailboxSlot),
+                               cudaMemcpyDeviceToHost, side) == cudaSuccess;
+    ok = ok && cudaMemcpyAsync(&counter, base + ws.task_counter, sizeof(int), cudaMemcpyDeviceToHost, side) == cudaSuccess;
+    ok = ok && cudaStreamSynchronize(side) == cudaSuccess;
+    std::fprintf(stderr, "WATCHDOG: backward still running after %.0f s (%s, dispatch %s, num_ctas %d); workspace read %s\n",
+                 limit_s, pr.spec.str().c_str(), dispatch_name(p.dispatch), p.num_ctas, ok ? "ok" : "FAILED");
+    if (ok) {
+      std::fprintf(stderr, "WATCHDOG: task counter %d\n", counter);
+      const int ctas = p.num_ctas > 0 ? std::min(p.num_ctas, kernels::kMaxBwdCtas) : kernels::kMaxBwdCtas;
+      for (int c = 0; c < ctas; ++c) {
+        for (int k = 0; k < 2; ++k) {
+          const MailboxSlot& m = mail[2 * c + k];
+          if (m.task < 0) {
+            std::fprintf(stderr, "WATCHDOG: cta %d buf %d exit posted\n", c, k);
+            continue;
+          }
+          const size_t idx = ((size_t)m.b * pr.shape.heads_q + m.hq) * m_tiles + m.i;
+          const int s_val = idx < n_sem ? sem[idx] : -999;
+          std::fprintf(stderr, "WATCHDOG: cta %d buf %d task %d b %d hq %d i %d j %d rank %d sem %d%s\n", c, k, m.task,
+                       m.b, m.hq, m.i, m.j, m.rank, s_val, s_val == m.rank ? "  <- may add" : "");
+        }
+      }
+    }
+    std::fflush(stderr);
+    std::abort();
+  }
+}
+
 // One backward with DASH_BWD_SM90=1 and poisoned outputs.
 Status run_sm90_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info, cudaStream_t stream = nullptr) {
   ScopedEnv env("DASH_BWD_SM90", "1");
   pr.poison_grads();
   const Status st = pr.backward(p, stream, info);
-  if (st.ok()) cudaStreamSynchronize(stream);
+  if (st.ok()) watch_for_hang(pr, p, stream);
   return st;
 }
 
