@@ -13,7 +13,8 @@
 #            (HANG_FILTER: other tests, HANG_REPEAT, HANG_BUDGET_S)
 #   TRAIN_AB=1  examples/step_time_ab.py: training-step time of TRAIN_AB_ATTNS (dash,sdpa_cudnn,
 #            sdpa_detmode) in one process, interleaved blocks (TRAIN_AB_BLOCKS 8 x TRAIN_AB_STEPS 10)
-#   BENCH=1  the task-order sweep DASH_HEAD_BLOCK over both head dims
+#   BENCH=1  the task-order sweep DASH_HEAD_BLOCK (BENCH_HBS) over BENCH_HDIMS, BENCH_ARGS (e.g.
+#            "--causal 0 --seqlen 4096,8192,16384": the L2 question of docs/perf.md v8)
 #   NEXT=1   drafts to re-measure (lagged dQ, strided shift): gated bits tests, then bench
 #   AB_OLD=BIN  bench this build against an older dash-attn binary (AB_HDIMS, AB_SCHEDULES)
 #   PROFILE=1  ncu on the backward (scripts/profile-bwd.sh; SCHEDULES, SEQLEN, HDIM, CAUSAL)
@@ -150,9 +151,9 @@ if [ "${TRAIN_AB:-0}" = 1 ]; then  # training-step time of the attentions in one
   echo "step-time A/B rc $?"; grep -E "^  [a-z_]+ +median" "$OUT/step-ab.log"
 fi
 if [ "${BENCH:-0}" = 1 ]; then
-  for hb in 1 2 4 8 16; do
-    for d in 128 64; do
-      DASH_HEAD_BLOCK=$hb timeout -k 5 150 "$X" bench --hdim $d --schedules ascending,spt,descending,atomic \
+  for hb in ${BENCH_HBS:-1 2 4 8 16}; do
+    for d in ${BENCH_HDIMS:-128 64}; do
+      DASH_HEAD_BLOCK=$hb timeout -k 5 150 "$X" bench --hdim $d --schedules ascending,spt,descending,atomic ${BENCH_ARGS:-} \
         --json "$OUT/hb$hb-hdim$d.json" > "$OUT/hb$hb-hdim$d.log" 2>&1
       echo "bench head_block $hb hdim $d rc $?"
     done
