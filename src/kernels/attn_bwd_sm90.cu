@@ -956,6 +956,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   // Tell the writer to exit after its last tile (it stays resident until that reduce completed);
   // two writers (p.dual_writer): an exit in each buffer, uses step_use and step_use + 1.
+  // NOTES: first every MMA thread meets here. At head_dim 64 warpgroup w stages only buffer w, so
+  // the other warpgroup has never waited on dq_empty[w]; without this meeting it could reach the
+  // exit wait while warpgroup w still waits to stage its last tile, its writer two or more tiles
+  // behind: the parity wait then passes on an old phase and the exit overwrites a mailbox slot
+  // the writer has not read (that writer leaves early, its tiles are never added, and the chains
+  // behind them hang). Found by scripts/model_dq_protocol.py (2026-11-30, seventh session); it is
+  // the static-dispatch hang of docs/perf.md v8 (two writers, head_dim 64, writers far behind
+  // the MMA warps). After the meeting every tile is staged, so each buffer's writer is at most
+  // one phase behind each waiter.
+  ptx::named_bar_sync(kBarDs, kMmaThreads);
   const bool dual = p.dual_writer && !p.writer_overlap;
 #pragma unroll 1
   for (int use = step_use; use <= step_use + (dual ? 1 : 0); ++use) {
