@@ -109,6 +109,18 @@ struct ChainKey {
 // Heads interleaved per block in the default task order of ascending / descending / atomic.
 inline constexpr int kDefaultHeadBlock = 16;
 
+// EXPERIMENT (DASH_HEAD_BLOCK=l2, docs/perf.md v8 "Full 16k"): the largest head block, up to
+// max_block, whose interleaved heads' streamed Q and dO fit in `budget_bytes` (e.g. half the
+// L2). bytes_per_head: what one task of a KV head streams, seqlen_q x head_dim x 2 bytes x
+// 2 tensors x query heads per KV head. Hypothesis to measure: interleaving 16 heads at full 16k
+// (hdim 128: 8 MiB per head, 128 MiB for 16) spills the H200's 50 MiB L2, which head-major spt
+// does not; at 1k-4k all 16 fit and interleaving's measured gains stay.
+inline constexpr int l2_head_block(long long bytes_per_head, long long budget_bytes, int max_block = kDefaultHeadBlock) {
+  if (bytes_per_head <= 0) return max_block;
+  const long long b = budget_bytes / bytes_per_head;
+  return b < 1 ? 1 : (b > max_block ? max_block : static_cast<int>(b));
+}
+
 struct ScheduleModel {
   TileProblem p;
   Schedule schedule = Schedule::kAscending;  // concrete (never kAuto)

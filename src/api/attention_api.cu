@@ -350,8 +350,18 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     model = ScheduleModel::make(tp, Schedule::kDescending);
   }
   // DASH_HEAD_BLOCK=B (experiment): interleave the tasks of B heads (group-width-1 schedules;
-  // schedule.h, task_head). Same bits, another task order.
-  if (const char* hb = std::getenv("DASH_HEAD_BLOCK")) model = model.with_head_block(std::atoi(hb));
+  // schedule.h, task_head). Same bits, another task order. DASH_HEAD_BLOCK=l2: as many heads as
+  // stream their Q and dO within half the device's L2 (l2_head_block, an experiment to measure).
+  if (const char* hb = std::getenv("DASH_HEAD_BLOCK")) {
+    int b = std::atoi(hb);
+    if (std::strcmp(hb, "l2") == 0) {
+      int l2 = 0;
+      DASH_CUDA_RETURN(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+      const long long per_head = (long long)s.seqlen_q * s.head_dim * 2 * 2 * (s.heads_q / s.heads_kv);
+      b = l2_head_block(per_head, l2 / 2);
+    }
+    model = model.with_head_block(b);
+  }
 
   kernels::BwdKernelParams p{};
   p.q = tref(a.q, a.q_stride);

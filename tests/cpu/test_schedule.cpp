@@ -88,5 +88,18 @@ TEST(ScheduleModel, Names) {
   EXPECT_FALSE(parse_dispatch("round-robin", &d));
 }
 
+// DASH_HEAD_BLOCK=l2 (experiment): the head block whose streamed Q / dO fit the budget.
+TEST(ScheduleModel, L2HeadBlockFitsTheBudget) {
+  const long long mib = 1 << 20, budget = 25 * mib;  // half of the H200's 50 MiB L2
+  auto per_head = [](long long seqlen, long long hdim, long long g) { return seqlen * hdim * 2 * 2 * g; };
+  EXPECT_EQ(l2_head_block(per_head(16384, 128, 1), budget), 3);   // 8 MiB per head
+  EXPECT_EQ(l2_head_block(per_head(8192, 128, 1), budget), 6);    // 4 MiB
+  EXPECT_EQ(l2_head_block(per_head(4096, 128, 1), budget), 12);   // 2 MiB
+  EXPECT_EQ(l2_head_block(per_head(2048, 128, 1), budget), 16);   // capped at the default
+  EXPECT_EQ(l2_head_block(per_head(16384, 64, 1), budget), 6);
+  EXPECT_EQ(l2_head_block(per_head(65536, 128, 4), budget), 1);   // never below one head
+  EXPECT_EQ(l2_head_block(0, budget), kDefaultHeadBlock);
+}
+
 }  // namespace
 }  // namespace dash

@@ -478,11 +478,11 @@ TEST(BwdSm90TakeLate, BitwiseEqualToRunAheadTaking) {
 
 // DASH_HEAD_BLOCK=B (schedule.h, with_head_block) overrides the default task order
 // (ascending / descending / atomic: blocks of kDefaultHeadBlock heads interleaved; spt: head by
-// head). Another task order, the same ranks, so the same bits. Another task order, the same ranks, so the same
-// bits; deadlock freedom is checked on the CPU (Checker.HeadBlocks*).
+// head). Another task order, the same ranks, so the same bits; deadlock freedom is checked on the
+// CPU (Checker.HeadBlocks*). "l2": the L2-sized block (experiment, l2_head_block).
 TEST(BwdSm90HeadBlock, BitwiseEqualAcrossTaskOrders) {
   REQUIRE_SM90();
-  for (const char* b : {"1", "4"})  // head-major; blocks of 4 (with 6 heads: 4 + 2) vs the default
+  for (const char* b : {"1", "4", "l2"})  // head-major; blocks of 4 (with 6 heads: 4 + 2); L2-sized
     expect_switch_keeps_bits("DASH_HEAD_BLOCK", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7600, b);
 }
 
