@@ -961,7 +961,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // exit wait while warpgroup w still waits to stage its last tile, its writer two or more tiles
   // behind: the parity wait then passes on an old phase and the exit overwrites a mailbox slot
   // the writer has not read (that writer leaves early, its tiles are never added, and the chains
-  // behind them hang). Found by scripts/model_dq_protocol.py (2026-11-30, seventh session); it is
+  // behind them hang). Found by tests/cpu/dq_protocol_check.py (2026-11-30, seventh session); it is
   // the static-dispatch hang of docs/perf.md v8 (two writers, head_dim 64, writers far behind
   // the MMA warps). After the meeting every tile is staged, so each buffer's writer is at most
   // one phase behind each waiter.
