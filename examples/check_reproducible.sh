@@ -32,7 +32,7 @@
 #   --extra "ARGS" (passed to every train_llama.py run)
 #   --budget-s N (0 = none): start no new run after N seconds; the runs so far are still
 #     compared and reported, and the exit status is 3 (incomplete) unless a pair differed
-#   --skip-step-ab: skip the 1-GPU interleaved step-time comparison (examples/step_time_ab.py:
+#   --skip-step-ab: skip the interleaved step-time comparisons, 1 GPU and 2 GPUs (examples/step_time_ab.py:
 #     the deterministic, non-deterministic and deterministic-mode attentions trained in ONE
 #     process in alternating blocks, CUDA-event step times; its ratios do not depend on the
 #     scatter between processes that the separate runs' tokens/s show)
@@ -134,25 +134,28 @@ if [ $SKIP_NONDET -eq 0 ]; then
 fi
 [ $SKIP_DETMODE -eq 0 ] && run 1gpu_sdpa_detmode 1 none sdpa_detmode
 
-# ---- 1 GPU, step time in one process (interleaved blocks) ----
-if [ $SKIP_STEP_AB -eq 0 ]; then
+# ---- step time in one process (interleaved blocks): 1 GPU here, 2 GPUs (DDP) below ----
+step_ab() {  # step_ab NAME NPROC: examples/step_time_ab.py into $OUT/NAME.{json,log}
+  local name=$1 nproc=$2
   if [ "$BUDGET_S" -gt 0 ] && [ $(( $(date +%s) - T_START )) -ge "$BUDGET_S" ]; then
-    echo "[check] skipped step_ab: the --budget-s $BUDGET_S seconds are spent"; SKIPPED+=(step_ab)
-  else
-    AB_ATTNS=$ATTN_DET
-    [ $SKIP_NONDET -eq 0 ] && AB_ATTNS=$AB_ATTNS,$ATTN_NONDET
-    [ $SKIP_DETMODE -eq 0 ] && [ "$ATTN_DET" != sdpa_detmode ] && AB_ATTNS=$AB_ATTNS,sdpa_detmode
-    AB_ATTNS=$(echo "$AB_ATTNS" | tr ',' '\n' | awk '!seen[$0]++' | paste -sd, -)
-    echo "[check] step_ab: $AB_ATTNS in one process, interleaved ..."
-    if "$PY" "$HERE/step_time_ab.py" --attns "$AB_ATTNS" --preset "$PRESET" --seqlen "$SEQLEN" --batch "$BATCH" \
-         --seed "$SEED" --device "$DEVICE" --json "$OUT/step_ab.json" > "$OUT/step_ab.log" 2>&1; then
-      grep -E "^  [a-z_]+ +median" "$OUT/step_ab.log" | sed 's/^/[check]   /'
-    else
-      echo "[check] step_ab FAILED (not a determinism failure); last lines of $OUT/step_ab.log:"
-      tail -n 15 "$OUT/step_ab.log" | sed 's/^/    /'
-    fi
+    echo "[check] skipped $name: the --budget-s $BUDGET_S seconds are spent"; SKIPPED+=("$name"); return
   fi
-fi
+  local attns=$ATTN_DET
+  [ $SKIP_NONDET -eq 0 ] && attns=$attns,$ATTN_NONDET
+  [ $SKIP_DETMODE -eq 0 ] && [ "$ATTN_DET" != sdpa_detmode ] && attns=$attns,sdpa_detmode
+  attns=$(echo "$attns" | tr ',' '\n' | awk '!seen[$0]++' | paste -sd, -)
+  echo "[check] $name: $attns in one process per GPU ($nproc), interleaved ..."
+  local launch=("$PY")
+  [ "$nproc" -gt 1 ] && launch=("$PY" -m torch.distributed.run --standalone --nproc_per_node "$nproc")
+  if "${launch[@]}" "$HERE/step_time_ab.py" --attns "$attns" --preset "$PRESET" --seqlen "$SEQLEN" --batch "$BATCH" \
+       --seed "$SEED" --device "$DEVICE" --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1; then
+    grep -E "^  [a-z_]+ +median" "$OUT/$name.log" | sed 's/^/[check]   /'
+  else
+    echo "[check] $name FAILED (not a determinism failure); last lines of $OUT/$name.log:"
+    tail -n 15 "$OUT/$name.log" | sed 's/^/    /'
+  fi
+}
+[ $SKIP_STEP_AB -eq 0 ] && step_ab step_ab 1
 
 # ---- 2 GPUs ----
 if [ $ONE_GPU -eq 1 ]; then
@@ -166,6 +169,7 @@ else
   fi
   [ $SKIP_NONDET -eq 0 ] && run 2gpu_ddp_${ATTN_NONDET} 2 ddp "$ATTN_NONDET"
   [ $SKIP_DETMODE -eq 0 ] && run 2gpu_ddp_sdpa_detmode 2 ddp sdpa_detmode
+  [ $SKIP_STEP_AB -eq 0 ] && step_ab step_ab_2gpu 2
 fi
 
 # ---- compare, report ----
@@ -232,16 +236,19 @@ for tag, a, b in ((f"1gpu {det}/{nondet}", f"1gpu_{det}_a", f"1gpu_{nondet}_a"),
         print(line)
 res["ratios"] = ratios
 res["ratios_median"] = ratios_median
-ab_path = os.path.join(out, "step_ab.json")
-if os.path.exists(ab_path):  # one process, interleaved: speed = the other's median step time / this one's
+for key, label in (("step_ab", "1 GPU"), ("step_ab_2gpu", "2 GPUs, DDP")):
+    ab_path = os.path.join(out, key + ".json")
+    if not os.path.exists(ab_path):
+        continue
+    # one process per GPU, interleaved: speed = the other's median step time / this one's
     ab = json.load(open(ab_path))
     r = ab["results"]
-    res["step_ab"] = {"attns": ab["attns"], "median_ms": {k: v["median_ms"] for k, v in r.items()}}
+    res[key] = {"attns": ab["attns"], "median_ms": {k: v["median_ms"] for k, v in r.items()}}
     first = ab["attns"][0]
     for other in ab["attns"][1:]:
         speed = r[other]["median_ms"] / r[first]["median_ms"]
-        res["step_ab"][f"{first}/{other} speed"] = speed
-        print(f"  one process, interleaved: {first} / {other} speed {speed:.3f} (median step "
+        res[key][f"{first}/{other} speed"] = speed
+        print(f"  {label}, interleaved in one process: {first} / {other} speed {speed:.3f} (median step "
               f"{r[first]['median_ms']:.2f} vs {r[other]['median_ms']:.2f} ms)")
 res["deterministic_pairs_ok"] = bad == 0
 json.dump(res, open(os.path.join(out, "results.json"), "w"), indent=1)

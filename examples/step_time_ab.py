@@ -10,6 +10,11 @@ stream (no synchronisation inside a block), so a step's time includes any GPU id
 host causes (launch overhead is part of what is compared).
 
   python examples/step_time_ab.py --attns dash,sdpa_cudnn --blocks 8 --steps-per-block 10
+  torchrun --nproc_per_node 2 examples/step_time_ab.py --attns dash,sdpa_cudnn   # DDP (issue 6's 2-GPU target)
+
+Under torchrun (or --dist ddp) every attention's copy is wrapped in DDP as in train_llama.py
+(same bucket size, same data shard per rank, dash's backward on all but NCCL_SMS SMs unless
+--num-ctas says otherwise); the ranks meet at every block boundary; rank 0 prints and writes.
 
 Prints per attention the median / mean / min step time and tokens/s from the median, its
 median step time over the first attention's, and the per-block medians (to see drift);
@@ -29,7 +34,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_llama as tl  # noqa: E402  (sets the determinism environment before torch starts)
 
 import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -47,6 +54,11 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     p.add_argument("--no-fill-uninitialized", action="store_true")
+    p.add_argument("--dist", choices=("none", "ddp"), default=None,
+                   help="default: ddp under torchrun (WORLD_SIZE > 1), else none")
+    p.add_argument("--num-ctas", type=int, default=-1,
+                   help="dash backward grid; -1: all SMs, or all but NCCL_SMS under DDP (as train_llama.py)")
+    p.add_argument("--bucket-mb", type=int, default=25, help="DDP bucket_cap_mb (as train_llama.py)")
     p.add_argument("--json", default=None)
     args = p.parse_args(argv)
     args.attns = [a for a in args.attns.split(",") if a]
@@ -70,21 +82,48 @@ def block_order(names, b):
 def main(argv=None):
     args = parse_args(argv)
     cfg = dict(tl.PRESETS[args.preset])
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if args.dist is None:
+        args.dist = "ddp" if world > 1 else "none"
+    if args.dist == "none" and world > 1:
+        raise SystemExit("WORLD_SIZE > 1: use --dist ddp")
+    if args.dist == "ddp" and "RANK" not in os.environ:  # one process without torchrun
+        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=os.environ.get("MASTER_PORT", "29518"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     # warn-only for every attention alike: cuDNN's backward has no deterministic variant
     tl.deterministic_torch(strict=False, fill_uninitialized=not args.no_fill_uninitialized)
-    device = torch.device(args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("no CUDA device (use --device cpu --preset tiny --attns sdpa for a smoke test)")
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit("no CUDA device (use --device cpu --preset tiny --attns sdpa for a smoke test)")
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+    rank, world = 0, 1
+    if args.dist == "ddp":
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
+                                device_id=device if device.type == "cuda" else None)
+        rank, world = dist.get_rank(), dist.get_world_size()
+    is_main = rank == 0
     cdtype = torch.bfloat16
+    num_ctas = args.num_ctas
+    if num_ctas < 0:  # as train_llama.py: leave NCCL_SMS SMs to the all-reduce under DDP
+        sms = torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 0
+        num_ctas = max(sms - tl.NCCL_SMS, 0) if args.dist != "none" and sms else 0
 
     corpus = tl.make_corpus(4_000_000, args.seed)
-    data = tl.Batches(corpus, args.seqlen, args.batch, 0, 1, args.seed)
+    data = tl.Batches(corpus, args.seqlen, args.batch, rank, world, args.seed)
     runs = {}
     for name in args.attns:
-        impl = tl.AttnImpl(name)
+        impl = tl.AttnImpl(name, num_ctas=num_ctas)
         impl.gqa = tl.probe_sdpa_gqa(impl, cfg, args.seqlen, device, cdtype)
         torch.manual_seed(args.seed)
         model = tl.Llama(cfg, impl, args.seqlen, cdtype).to(device)
+        if args.dist == "ddp":
+            model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None,
+                        bucket_cap_mb=args.bucket_mb, gradient_as_bucket_view=True,
+                        broadcast_buffers=False, find_unused_parameters=False)
         opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), foreach=True)
         runs[name] = {"model": model, "opt": opt, "step": 0, "ms": [], "block_ms": []}
 
@@ -104,6 +143,8 @@ def main(argv=None):
     def sync():
         if device.type == "cuda":
             torch.cuda.synchronize(device)
+        if args.dist == "ddp":
+            dist.barrier()  # the ranks start every block together
 
     mark, span_ms = tl.step_timer(device)
 
@@ -123,15 +164,18 @@ def main(argv=None):
             run["ms"] += ms
             run["block_ms"].append(statistics.median(ms))
 
-    tokens = args.batch * args.seqlen
+    tokens = args.batch * args.seqlen * world
     first = args.attns[0]
     ref = statistics.median(runs[first]["ms"])
     result = {"attns": args.attns, "preset": args.preset, "model": cfg, "seqlen": args.seqlen, "batch": args.batch,
               "blocks": args.blocks, "steps_per_block": args.steps_per_block, "device": str(device),
+              "dist": args.dist, "world": world, "num_ctas": num_ctas,
               "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
               "commit": tl.git_commit(), "results": {}}
-    print(f"[step_time_ab] {result['gpu'] or 'cpu'}, {args.preset} {cfg}, batch {args.batch} x {args.seqlen}, "
-          f"{args.blocks} blocks x {args.steps_per_block} steps per attention, order A B / B A alternating")
+    log = print if is_main else (lambda *a, **k: None)
+    log(f"[step_time_ab] {result['gpu'] or 'cpu'}, {args.preset} {cfg}, batch {args.batch} x {args.seqlen}"
+        f"{f' per rank, {world} ranks (DDP), dash num_ctas {num_ctas}' if args.dist == 'ddp' else ''}, "
+        f"{args.blocks} blocks x {args.steps_per_block} steps per attention, order A B / B A alternating")
     for name in args.attns:
         ms = runs[name]["ms"]
         med = statistics.median(ms)
@@ -139,12 +183,14 @@ def main(argv=None):
              "tokens_per_s_median": tokens / (med / 1e3), "time_vs_first": med / ref,
              "block_median_ms": runs[name]["block_ms"], "steps": len(ms)}
         result["results"][name] = r
-        print(f"  {name:<14} median {med:8.2f} ms  mean {r['mean_ms']:8.2f}  min {r['min_ms']:8.2f}  "
+        log(f"  {name:<14} median {med:8.2f} ms  mean {r['mean_ms']:8.2f}  min {r['min_ms']:8.2f}  "
               f"tokens/s {r['tokens_per_s_median']:9.0f}  time / {first}'s: {r['time_vs_first']:.3f}  "
               f"blocks {' '.join(f'{x:.1f}' for x in r['block_median_ms'])}")
-    if args.json:
+    if args.json and is_main:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
+    if args.dist == "ddp":
+        dist.destroy_process_group()
     return result
 
 

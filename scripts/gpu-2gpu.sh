@@ -5,6 +5,8 @@
 # default leaves 8 of the SMs to NCCL). Logs under $OUT.
 #   STEPS (150)  MARGINS ("4 16": SMs left free besides the default run's 8)  CHECK_BUDGET_S (330)
 #   CHECK_ARGS (e.g. "--skip-fsdp": more options for check_reproducible.sh)
+#   AB2 (1): first examples/step_time_ab.py under torchrun (DDP, 2 GPUs; AB2_ATTNS, AB2_BLOCKS,
+#   AB2_BUDGET_S); CHECK_BUDGET_S=0 with CHECK_ARGS="--one-gpu --skip-nondet" keeps the rest short
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-2gpu-logs}
@@ -12,6 +14,15 @@ mkdir -p "$OUT"
 export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
 t0=$(date +%s)
 python -m pip install --no-build-isolation --no-deps -v . > "$OUT/pip.log" 2>&1; echo "pip rc $? ($(( $(date +%s) - t0 ))s)"
+# First the 2-GPU speed question of issue 6 in one process per GPU (DDP), interleaved blocks
+# (examples/step_time_ab.py): immune to the scatter between runs that separate processes showed.
+if [ "${AB2:-1}" = 1 ]; then
+  CUBLAS_WORKSPACE_CONFIG=:4096:8 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_NVLS_ENABLE=0 \
+  timeout -k 10 "${AB2_BUDGET_S:-240}" python -m torch.distributed.run --standalone --nproc_per_node 2 examples/step_time_ab.py \
+    --attns "${AB2_ATTNS:-dash,sdpa_cudnn,sdpa_detmode}" --blocks "${AB2_BLOCKS:-6}" --steps-per-block 10 \
+    --json "$OUT/step-ab-2gpu.json" > "$OUT/step-ab-2gpu.log" 2>&1
+  echo "2-GPU step A/B rc $? ($(( $(date +%s) - t0 ))s)"; grep -E "^  [a-z_]+ +median" "$OUT/step-ab-2gpu.log"
+fi
 # shellcheck disable=SC2086
 timeout -k 10 "$(( ${CHECK_BUDGET_S:-330} + 120 ))" bash examples/check_reproducible.sh --steps "${STEPS:-150}" --python python --budget-s "${CHECK_BUDGET_S:-330}" \
   --out "$OUT/repro" ${CHECK_ARGS:-} > "$OUT/check.log" 2>&1
