@@ -6,7 +6,7 @@
 #   STEPS (150)  MARGINS ("4 16": SMs left free besides the default run's 8)  CHECK_BUDGET_S (330)
 #   CHECK_ARGS (e.g. "--skip-fsdp": more options for check_reproducible.sh)
 #   AB2 (1): first examples/step_time_ab.py under torchrun (DDP, 2 GPUs; AB2_ATTNS, AB2_BLOCKS,
-#   AB2_BUDGET_S); CHECK_BUDGET_S=0 with CHECK_ARGS="--one-gpu --skip-nondet" keeps the rest short
+#   AB2_BUDGET_S); AB2_ONLY=1 stops after it
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-2gpu-logs}
@@ -22,6 +22,7 @@ if [ "${AB2:-1}" = 1 ]; then
     --attns "${AB2_ATTNS:-dash,sdpa_cudnn,sdpa_detmode}" --blocks "${AB2_BLOCKS:-6}" --steps-per-block 10 \
     --json "$OUT/step-ab-2gpu.json" > "$OUT/step-ab-2gpu.log" 2>&1
   echo "2-GPU step A/B rc $? ($(( $(date +%s) - t0 ))s)"; grep -E "^  [a-z_]+ +median" "$OUT/step-ab-2gpu.log"
+  [ "${AB2_ONLY:-0}" = 1 ] && exit 0
 fi
 # shellcheck disable=SC2086
 timeout -k 10 "$(( ${CHECK_BUDGET_S:-330} + 120 ))" bash examples/check_reproducible.sh --steps "${STEPS:-150}" --python python --budget-s "${CHECK_BUDGET_S:-330}" \
