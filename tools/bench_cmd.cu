@@ -262,7 +262,7 @@ int bench_main(int argc, char** argv) {
     tp.seqlen_k = s.seqlen_k; tp.block_m = bm; tp.block_n = bn; tp.causal = s.causal;
     const dash::CostModel cm = dash::CostModel::for_shape(s.head_dim, bm, bn, dash::CostParams::for_tiles(bm, bn));
 
-    struct Row { dash::Schedule sched, ran; float ms; double pred_ms; std::string note; };
+    struct Row { dash::Schedule sched, ran; float ms; double pred_ms; std::string note; int head_block, dq_writers; };
     std::vector<Row> rows;
     float atomic_ms = 0;
     for (dash::Schedule sc : opt.schedules) {
@@ -279,7 +279,7 @@ int bench_main(int argc, char** argv) {
       const double pred = dash::plan::predict_us(tp, info.schedule, cm, info.num_ctas, opt.dispatch) * 1e-3;
       std::string note = info.note;
       if (sc == dash::Schedule::kAuto) note = std::string("-> ") + dash::schedule_name(info.schedule) + (note.empty() ? "" : "; " + note);
-      rows.push_back({sc, info.schedule, ms, pred, note});
+      rows.push_back({sc, info.schedule, ms, pred, note, info.head_block, info.dq_writers});
       if (sc == dash::Schedule::kAtomic) atomic_ms = ms;
     }
     for (const Row& r : rows) {
@@ -291,11 +291,12 @@ int bench_main(int argc, char** argv) {
       std::snprintf(line, sizeof(line),
                     "%s  {\"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"batch\": %d, \"heads\": %d, \"kv_heads\": %d, "
                     "\"schedule\": \"%s\", \"ran\": \"%s\", \"bwd_ms\": %.4f, \"bwd_tflops\": %.2f, \"pred_ms\": %.4f, "
-                    "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f, \"layout\": \"%s\"}",
+                    "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f, \"layout\": \"%s\", "
+                    "\"head_block\": %d, \"dq_writers\": %d}",
                     first_json ? "" : ",\n", sh.hdim, s.causal ? "true" : "false", sh.seqlen, sh.batch, sh.heads,
                     sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms,
                     bwd_flops / r.ms * 1e-9, r.pred_ms, fwd_ms, fwd_flops / fwd_ms * 1e-9,
-                    atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd");
+                    atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd", r.head_block, r.dq_writers);
       json += line;
       first_json = false;
     }

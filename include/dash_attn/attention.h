@@ -85,6 +85,8 @@ struct BwdLaunchInfo {
   int block_m = 0, block_n = 0;
   int num_tasks = 0;
   int min_coresident = 0;
+  int head_block = 1;   // heads whose tasks are interleaved in the task order (schedule.h)
+  int dq_writers = 1;   // dQ writer warps (sm90: two with dynamic dispatch, docs/bwd-sm90.md)
   bool fell_back = false;
   char note[256] = {0};
 };

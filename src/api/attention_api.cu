@@ -432,6 +432,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.block_n = tp.block_n;
     li.num_tasks = model.num_tasks();
     li.min_coresident = model.min_coresident();
+    li.head_block = model.head_block;
+    li.dq_writers = use_sm90 && p.dual_writer && !p.writer_overlap ? 2 : 1;
     *info = li;
   }
   return Status{};

@@ -583,6 +583,35 @@ TEST(BwdSm90DualWriter, AtomicModeAccurate) {
   expect_atomic_accurate_with({"DASH_BWD_DUAL_WRITER", "DASH_BWD_EARLY_RELEASE"}, 8300);
 }
 
+// The launcher's writer choice (attention_api.cu), reported in BwdLaunchInfo::dq_writers: two
+// writers with dynamic dispatch, one with static dispatch or take-ahead (until the exit-post fix
+// of docs/perf.md v8 has run on a GPU), one with DASH_BWD_DUAL_WRITER=0. (=2, two always, is for
+// the gated hang tests and scripts/hang-stress.sh.)
+TEST(BwdSm90DualWriter, LaunchInfoReportsTheWriters) {
+  REQUIRE_SM90();
+  ProblemSpec s;
+  s.batch = 1; s.seqlen_q = 512; s.seqlen_k = 512; s.heads_q = 4; s.heads_kv = 2; s.head_dim = 64; s.causal = true;
+  s.seed = 8400;
+  Problem pr(s);
+  ASSERT_TRUE(pr.forward().ok());
+  ScopedEnv ahead("DASH_BWD_TAKE_AHEAD", "0");
+  struct Want { const char* dual; const char* take_ahead; Dispatch d; int writers; };
+  for (const Want& w : {Want{"1", "0", Dispatch::kDynamic, 2}, Want{"1", "0", Dispatch::kStatic, 1},
+                        Want{"1", "1", Dispatch::kDynamic, 1}, Want{"0", "0", Dispatch::kDynamic, 1}}) {
+    ScopedEnv dual("DASH_BWD_DUAL_WRITER", w.dual);
+    ScopedEnv ta("DASH_BWD_TAKE_AHEAD", w.take_ahead);
+    AttnBwdParams p = pr.bwd_params(Schedule::kDescending);
+    p.dispatch = w.d;
+    BwdLaunchInfo info;
+    const Status st = run_sm90_bwd(pr, p, &info);
+    ASSERT_TRUE(st.ok()) << st.message;
+    ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN);
+    EXPECT_EQ(info.dq_writers, w.writers) << "DASH_BWD_DUAL_WRITER=" << w.dual << " take-ahead " << w.take_ahead
+                                          << " dispatch " << dispatch_name(w.d);
+    EXPECT_GE(info.head_block, 1);
+  }
+}
+
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
 // GEMM is issued one step later and the warpgroups synchronise on mbarriers instead of a named
 // barrier: the same GEMMs on the same operands, so the same bits. Experiment-gated.

@@ -312,6 +312,8 @@ py::object last_bwd_info() {
   d["block_n"] = info.block_n;
   d["num_tasks"] = info.num_tasks;
   d["min_coresident"] = info.min_coresident;
+  d["head_block"] = info.head_block;
+  d["dq_writers"] = info.dq_writers;
   d["fell_back"] = info.fell_back;
   d["note"] = std::string(info.note);
   return d;
