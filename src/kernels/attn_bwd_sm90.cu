@@ -965,6 +965,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // the static-dispatch hang of docs/perf.md v8 (two writers, head_dim 64, writers far behind
   // the MMA warps). After the meeting every tile is staged, so each buffer's writer is at most
   // one phase behind each waiter.
+  __syncwarp();  // reconverged after the per-thread epilogue stores (synccheck: no divergent arrival)
   ptx::named_bar_sync(kBarDs, kMmaThreads);
   const bool dual = p.dual_writer && !p.writer_overlap;
 #pragma unroll 1
