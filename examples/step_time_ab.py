@@ -82,35 +82,15 @@ def block_order(names, b):
 def main(argv=None):
     args = parse_args(argv)
     cfg = dict(tl.PRESETS[args.preset])
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if args.dist is None:
-        args.dist = "ddp" if world > 1 else "none"
-    if args.dist == "none" and world > 1:
-        raise SystemExit("WORLD_SIZE > 1: use --dist ddp")
-    if args.dist == "ddp" and "RANK" not in os.environ:  # one process without torchrun
-        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
-                          MASTER_PORT=os.environ.get("MASTER_PORT", "29518"))
+    args.dist = tl.resolve_dist(args.dist, 29518, modes="--dist ddp")
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     # warn-only for every attention alike: cuDNN's backward has no deterministic variant
     tl.deterministic_torch(strict=False, fill_uninitialized=not args.no_fill_uninitialized)
-    if args.device == "cuda":
-        if not torch.cuda.is_available():
-            raise SystemExit("no CUDA device (use --device cpu --preset tiny --attns sdpa for a smoke test)")
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-    else:
-        device = torch.device("cpu")
-    rank, world = 0, 1
-    if args.dist == "ddp":
-        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
-                                device_id=device if device.type == "cuda" else None)
-        rank, world = dist.get_rank(), dist.get_world_size()
+    device, rank, world = tl.setup_device(args.device, args.dist,
+                                          "use --device cpu --preset tiny --attns sdpa for a smoke test")
     is_main = rank == 0
     cdtype = torch.bfloat16
-    num_ctas = args.num_ctas
-    if num_ctas < 0:  # as train_llama.py: leave NCCL_SMS SMs to the all-reduce under DDP
-        sms = torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 0
-        num_ctas = max(sms - tl.NCCL_SMS, 0) if args.dist != "none" and sms else 0
+    num_ctas = tl.backward_num_ctas(args.num_ctas, args.dist, device)  # as train_llama.py
 
     corpus = tl.make_corpus(4_000_000, args.seed)
     data = tl.Batches(corpus, args.seqlen, args.batch, rank, world, args.seed)

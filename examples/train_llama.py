@@ -512,19 +512,54 @@ def write_profile(prof, steps, path, log):
         log(line)
 
 
+def resolve_dist(dist_mode, port, modes="--dist ddp or --dist fsdp"):
+    """The --dist mode (None: ddp under torchrun, else none); a distributed mode in one process
+    without torchrun gets a world of one (the rendezvous variables set here, MASTER_PORT `port`)."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if dist_mode is None:
+        dist_mode = "ddp" if world > 1 else "none"
+    if dist_mode == "none" and world > 1:
+        raise SystemExit(f"WORLD_SIZE > 1: use {modes}")
+    if dist_mode != "none" and world == 1 and "RANK" not in os.environ:
+        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=os.environ.get("MASTER_PORT", str(port)))
+    return dist_mode
+
+
+def setup_device(device_arg, dist_mode, hint):
+    """This rank's device (cuda:LOCAL_RANK or cpu) and, for a distributed mode, the process group
+    (nccl on GPUs, gloo on the CPU). Returns (device, rank, world)."""
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if device_arg == "cuda":
+        if not torch.cuda.is_available():
+            raise SystemExit(f"no CUDA device ({hint})")
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+    rank, world = 0, 1
+    if dist_mode != "none":
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
+                                device_id=device if device.type == "cuda" else None)
+        world, rank = dist.get_world_size(), dist.get_rank()
+    return device, rank, world
+
+
+def backward_num_ctas(requested, dist_mode, device):
+    """dash's backward grid: `requested` if >= 0, else every SM, or every SM but NCCL_SMS under
+    DDP/FSDP: the gradient all-reduce / reduce-scatter kernels run on another stream to overlap
+    the backward, and a persistent backward grid on every SM leaves them none until it ends.
+    Measured on 2 x H200 (docs/training.md): DDP 414-430k -> 492k tokens/s with 124 of 132 SMs,
+    the same weights hash (the bits do not depend on the grid)."""
+    if requested >= 0:
+        return requested
+    sms = torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 0
+    return max(sms - NCCL_SMS, 0) if dist_mode != "none" and sms else 0
+
+
 def main(argv=None):
     args, cfg = parse_args(argv)
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    if args.dist is None:
-        args.dist = "ddp" if world > 1 else "none"
-    if args.dist != "none" and world == 1 and "RANK" not in os.environ:
-        # allow --dist ddp/fsdp on one process without torchrun (world size 1)
-        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
-                          MASTER_PORT=os.environ.get("MASTER_PORT", "29517"))
-    if args.dist == "none" and world > 1:
-        raise SystemExit("WORLD_SIZE > 1: use --dist ddp or --dist fsdp")
+    args.dist = resolve_dist(args.dist, 29517)
 
     # --- determinism settings (see the module docstring) ---
     random.seed(args.seed)
@@ -534,29 +569,13 @@ def main(argv=None):
     strict = args.attn not in ("sdpa_cudnn", "dash_atomic")
     tud = deterministic_torch(strict, fill_uninitialized=not args.no_fill_uninitialized)
 
-    if args.device == "cuda":
-        if not torch.cuda.is_available():
-            raise SystemExit("no CUDA device (use --device cpu for a smoke test)")
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-    else:
-        device = torch.device("cpu")
-    if args.dist != "none":
-        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo",
-                                device_id=device if device.type == "cuda" else None)
-        world, rank = dist.get_world_size(), dist.get_rank()
+    device, rank, world = setup_device(args.device, args.dist, "use --device cpu for a smoke test")
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     is_main = rank == 0
     log = (lambda *a: print("[train]", *a, flush=True)) if is_main else (lambda *a: None)
 
     cdtype = torch.bfloat16
-    num_ctas = args.num_ctas
-    if num_ctas < 0:
-        # Under DDP/FSDP the gradient all-reduce / reduce-scatter kernels run on another stream to
-        # overlap the backward; a persistent backward grid on every SM leaves them none until it
-        # ends. Measured on 2 x H200 (docs/training.md): DDP 414-430k -> 492k tokens/s with 124 of
-        # 132 SMs, the same weights hash (the bits do not depend on the grid).
-        sms = torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 0
-        num_ctas = max(sms - NCCL_SMS, 0) if args.dist != "none" and sms else 0
+    num_ctas = backward_num_ctas(args.num_ctas, args.dist, device)
     impl = AttnImpl(args.attn, args.schedule, num_ctas=num_ctas)
     impl.gqa = probe_sdpa_gqa(impl, cfg, args.seqlen, device, cdtype)
 
