@@ -352,15 +352,24 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // DASH_HEAD_BLOCK=B (experiment): interleave the tasks of B heads (group-width-1 schedules;
   // schedule.h, task_head). Same bits, another task order. DASH_HEAD_BLOCK=l2: as many heads as
   // stream their Q and dO within half the device's L2 (l2_head_block, an experiment to measure).
+  // The sm80 kernel honours it too (not measured there). A value that is neither a positive
+  // integer nor "l2" is ignored with a warning (once per process), not read as 0 (head-major).
   if (const char* hb = std::getenv("DASH_HEAD_BLOCK")) {
-    int b = std::atoi(hb);
+    char* end = nullptr;
+    long b = std::strtol(hb, &end, 10);
     if (std::strcmp(hb, "l2") == 0) {
       int l2 = 0;
       DASH_CUDA_RETURN(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
       const long long per_head = (long long)s.seqlen_q * s.head_dim * 2 * 2 * (s.heads_q / s.heads_kv);
       b = l2_head_block(per_head, l2 / 2);
+    } else if (end == hb || *end != '\0' || b < 1) {
+      static std::once_flag warned;
+      std::call_once(warned, [hb] {
+        std::fprintf(stderr, "dash-attn: DASH_HEAD_BLOCK=%s is not a positive integer or \"l2\"; ignored\n", hb);
+      });
+      b = 0;
     }
-    model = model.with_head_block(b);
+    if (b > 0) model = model.with_head_block(static_cast<int>(std::min<long>(b, 1L << 20)));
   }
 
   kernels::BwdKernelParams p{};

@@ -23,9 +23,10 @@
 //   WG2 (threads 256..383)     producer/writer, setmaxnreg 40:
 //       warp 8  lane 0: takes tasks, publishes them (task ring), issues TMA: K/V once per side,
 //                      Q/dO tiles (+ LSE/D vectors, 1-D bulk copies) per step, 2-stage ring;
-//       warp 9:         the dQ writer (buffer 0 only with p.dual_writer);
+//       warp 9  lane 0: the dQ writer (buffer 0 only with p.dual_writer);
 //       warp 10 lane 0: the task taker;
-//       warp 11:        the second dQ writer (p.dual_writer, default; otherwise leaves).
+//       warp 11 lane 0: the second dQ writer (p.dual_writer: the default with dynamic dispatch;
+//                      otherwise the warp leaves).
 // Per step (Q tile i of query head hq, 64 rows), MMA warpgroup w (hdim 128 order; docs/bwd-sm90.md):
 //   S^T  = K_w Q^T          wgmma SS m64n64k16 x D/16   (A = K rows, B = Q, both K-major)
 //   dP^T = V_w dO^T         wgmma SS                    (A = V rows, B = dO)
@@ -82,6 +83,7 @@ constexpr int kMmaArrivals = 256;
 constexpr int kMmaRegs = 232, kProducerRegs = 40;
 static_assert(kMmaRegs * kMmaThreads + kProducerRegs * 128 <= 65536, "setmaxnreg budget");
 constexpr int kBarDs = 1;            // named barrier: the 256 MMA threads, dS of both WGs written
+                                     // (each step; kLag: not per step), and the exit meeting
 constexpr int kProducerWarp = 8, kWriterWarp = 9, kTaskWarp = 10;
 constexpr int kWriterWarp2 = 11;  // p.dual_writer (default): the second dQ writer (buffer 1)
 #ifdef DASH_DEBUG_WAITS

@@ -50,49 +50,92 @@ bool is_sm90() {
 struct MailboxSlot {
   int b, hq, i, j, task, rank, pad[2];
 };
-void watch_for_hang(const Problem& pr, const AttnBwdParams& p, cudaStream_t stream) {
-  const char* env = std::getenv("DASH_TEST_WATCHDOG_S");
-  const double limit_s = env != nullptr ? std::atof(env) : 0.0;
-  if (limit_s <= 0) {
+// Set up before the launch (host-pinned buffers, a stream that does not wait for the legacy
+// default stream): nothing that might block is called once the kernel may hang.
+struct Watchdog {
+  double limit_s = 0;
+  cudaStream_t side = nullptr;
+  int* host = nullptr;  // task counter, then the mailboxes, then the semaphores
+  size_t host_ints = 0;
+  static Watchdog& get() {
+    static Watchdog w;
+    return w;
+  }
+  bool arm(size_t n_sem) {
+    const char* env = std::getenv("DASH_TEST_WATCHDOG_S");
+    limit_s = env != nullptr ? std::atof(env) : 0.0;
+    if (limit_s <= 0) return false;
+    const size_t need = 1 + 2 * kernels::kMaxBwdCtas * sizeof(MailboxSlot) / sizeof(int) + n_sem;
+    if (side == nullptr && cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) != cudaSuccess) return false;
+    if (need > host_ints) {
+      if (host != nullptr) cudaFreeHost(host);
+      host = nullptr;
+      host_ints = 0;
+      if (cudaMallocHost(&host, need * sizeof(int)) != cudaSuccess) return false;
+      host_ints = need;
+    }
+    return true;
+  }
+};
+void watch_for_hang(const Problem& pr, const AttnBwdParams& p, const BwdLaunchInfo& info, cudaStream_t stream,
+                    bool armed) {
+  if (!armed) {
     cudaStreamSynchronize(stream);
     return;
   }
+  Watchdog& w = Watchdog::get();
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   const auto t0 = std::chrono::steady_clock::now();
   while (cudaStreamQuery(stream) == cudaErrorNotReady) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < limit_s) {
+    if (seconds_since(t0) < w.limit_s) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;
     }
-    const kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(pr.shape, kernels::kBwdSm90BlockM);
-    const int m_tiles = (pr.shape.seqlen_q + kernels::kBwdSm90BlockM - 1) / kernels::kBwdSm90BlockM;
+    const bool sm90 = info.block_n == kernels::kBwdSm90BlockN;
+    const kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(pr.shape, kernels::kBwdBlockM);
+    const int m_tiles = (pr.shape.seqlen_q + kernels::kBwdBlockM - 1) / kernels::kBwdBlockM;
     const size_t n_sem = (size_t)pr.shape.batch * pr.shape.heads_q * m_tiles;
-    std::vector<int> sem(n_sem);
-    std::vector<MailboxSlot> mail(2 * kernels::kMaxBwdCtas);
-    int counter = -1;
-    cudaStream_t side;
+    int* counter = w.host;
+    MailboxSlot* mail = reinterpret_cast<MailboxSlot*>(w.host + 1);
+    int* sem = w.host + 1 + 2 * kernels::kMaxBwdCtas * sizeof(MailboxSlot) / sizeof(int);
     const char* base = static_cast<const char*>(pr.workspace.ptr);
-    bool ok = cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess;
-    ok = ok && cudaMemcpyAsync(sem.data(), base + ws.dq_sem, n_sem * sizeof(int), cudaMemcpyDeviceToHost, side) == cudaSuccess;
-    ok = ok && cudaMemcpyAsync(mail.data(), base + ws.dq_mailbox, mail.size() * sizeof(MailboxSlot),
-                               cudaMemcpyDeviceToHost, side) == cudaSuccess;
-    ok = ok && cudaMemcpyAsync(&counter, base + ws.task_counter, sizeof(int), cudaMemcpyDeviceToHost, side) == cudaSuccess;
-    ok = ok && cudaStreamSynchronize(side) == cudaSuccess;
-    std::fprintf(stderr, "WATCHDOG: backward still running after %.0f s (%s, dispatch %s, num_ctas %d); workspace read %s\n",
-                 limit_s, pr.spec.str().c_str(), dispatch_name(p.dispatch), p.num_ctas, ok ? "ok" : "FAILED");
+    bool ok = cudaMemcpyAsync(counter, base + ws.task_counter, sizeof(int), cudaMemcpyDeviceToHost, w.side) == cudaSuccess;
+    ok = ok && cudaMemcpyAsync(mail, base + ws.dq_mailbox, 2 * kernels::kMaxBwdCtas * sizeof(MailboxSlot),
+                               cudaMemcpyDeviceToHost, w.side) == cudaSuccess;
+    ok = ok && cudaMemcpyAsync(sem, base + ws.dq_sem, n_sem * sizeof(int), cudaMemcpyDeviceToHost, w.side) == cudaSuccess;
+    const auto t1 = std::chrono::steady_clock::now();
+    cudaError_t q = cudaErrorNotReady;
+    while (ok && (q = cudaStreamQuery(w.side)) == cudaErrorNotReady && seconds_since(t1) < 5.0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ok = ok && q == cudaSuccess;
+    std::fprintf(stderr,
+                 "WATCHDOG: backward still running after %.0f s (%s, %s kernel, dispatch %s, %d CTAs, %d tasks, %d dQ "
+                 "writer(s)); workspace read %s\n",
+                 w.limit_s, pr.spec.str().c_str(), sm90 ? "sm90" : "sm80", dispatch_name(p.dispatch), info.num_ctas,
+                 info.num_tasks, info.dq_writers, ok ? "ok" : "FAILED");
     if (ok) {
-      std::fprintf(stderr, "WATCHDOG: task counter %d\n", counter);
-      const int ctas = p.num_ctas > 0 ? std::min(p.num_ctas, kernels::kMaxBwdCtas) : kernels::kMaxBwdCtas;
-      for (int c = 0; c < ctas; ++c) {
+      std::fprintf(stderr, "WATCHDOG: task counter %d\n", *counter);
+      for (int c = 0; c < std::min(info.num_ctas, kernels::kMaxBwdCtas); ++c) {
         for (int k = 0; k < 2; ++k) {
           const MailboxSlot& m = mail[2 * c + k];
-          if (m.task < 0) {
+          if (!sm90) {  // the sm80 mailbox has no rank word; print what is there
+            std::fprintf(stderr, "WATCHDOG: cta %d buf %d raw task %d b %d hq %d i %d j %d\n", c, k, m.task, m.b, m.hq,
+                         m.i, m.j);
+            continue;
+          }
+          if (m.task == -1) {
             std::fprintf(stderr, "WATCHDOG: cta %d buf %d exit posted\n", c, k);
             continue;
           }
+          const bool zero = m.task == 0 && m.b == 0 && m.hq == 0 && m.i == 0 && m.j == 0 && m.rank == 0;
           const size_t idx = ((size_t)m.b * pr.shape.heads_q + m.hq) * m_tiles + m.i;
           const int s_val = idx < n_sem ? sem[idx] : -999;
           std::fprintf(stderr, "WATCHDOG: cta %d buf %d task %d b %d hq %d i %d j %d rank %d sem %d%s\n", c, k, m.task,
-                       m.b, m.hq, m.i, m.j, m.rank, s_val, s_val == m.rank ? "  <- may add" : "");
+                       m.b, m.hq, m.i, m.j, m.rank, s_val,
+                       zero ? "  (all zero: never staged, or task 0's first tile)"
+                            : s_val == m.rank ? "  <- may add" : "");
         }
       }
     }
@@ -101,12 +144,16 @@ void watch_for_hang(const Problem& pr, const AttnBwdParams& p, cudaStream_t stre
   }
 }
 
-// One backward with DASH_BWD_SM90=1 and poisoned outputs.
+// One backward with DASH_BWD_SM90=1 and poisoned outputs. DASH_TEST_WATCHDOG_S: see Watchdog.
 Status run_sm90_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info, cudaStream_t stream = nullptr) {
   ScopedEnv env("DASH_BWD_SM90", "1");
   pr.poison_grads();
-  const Status st = pr.backward(p, stream, info);
-  if (st.ok()) watch_for_hang(pr, p, stream);
+  const int m_tiles = (pr.shape.seqlen_q + kernels::kBwdBlockM - 1) / kernels::kBwdBlockM;
+  const bool armed = Watchdog::get().arm((size_t)pr.shape.batch * pr.shape.heads_q * m_tiles);
+  BwdLaunchInfo local;
+  BwdLaunchInfo* li = info != nullptr ? info : &local;
+  const Status st = pr.backward(p, stream, li);
+  if (st.ok()) watch_for_hang(pr, p, *li, stream, armed);
   return st;
 }
 
@@ -595,6 +642,7 @@ TEST(BwdSm90DualWriter, LaunchInfoReportsTheWriters) {
   Problem pr(s);
   ASSERT_TRUE(pr.forward().ok());
   ScopedEnv ahead("DASH_BWD_TAKE_AHEAD", "0");
+  ScopedEnv overlap("DASH_BWD_WRITER_OVERLAP", "0");  // the overlap draft has one writer
   struct Want { const char* dual; const char* take_ahead; Dispatch d; int writers; };
   for (const Want& w : {Want{"1", "0", Dispatch::kDynamic, 2}, Want{"1", "0", Dispatch::kStatic, 1},
                         Want{"1", "1", Dispatch::kDynamic, 1}, Want{"0", "0", Dispatch::kDynamic, 1}}) {
