@@ -9,8 +9,8 @@
 #   PEERS=1  scripts/bench-python.sh (bench/peers.py, bench/e2e_block.py) into $OUT/bench
 #   TRAIN=1  examples/train_llama.py on one GPU, TRAIN_ATTNS (dash sdpa_cudnn), TRAIN_STEPS (60),
 #            TRAIN_PROFILE (5 profiled steps; 0: none), TRAIN_WARMUP (10)
-#   HANG=1   the two-writer + take-ahead hang: HANG_TESTS (a DASH_DEBUG_WAITS test binary) x 4 at once
-#            (HANG_FILTER: other tests, HANG_REPEAT, HANG_BUDGET_S)
+#   HANG=1   the two-writer hangs: scripts/hang-stress.sh with two writers forced, HANG_TESTS (e.g. a
+#            DASH_DEBUG_WAITS test binary) x 4 at once (HANG_FILTER, HANG_REPEAT, HANG_BUDGET_S)
 #   TRAIN_AB=1  examples/step_time_ab.py: training-step time of TRAIN_AB_ATTNS (dash,sdpa_cudnn,
 #            sdpa_detmode) in one process, interleaved blocks (TRAIN_AB_BLOCKS 8 x TRAIN_AB_STEPS 10)
 #   BENCH=1  the task-order sweep DASH_HEAD_BLOCK (BENCH_HBS) over BENCH_HDIMS, BENCH_ARGS (e.g.
@@ -132,17 +132,10 @@ if [ "${TRAIN:-0}" = 1 ]; then  # one GPU, dash vs cuDNN SDPA (vs SDPA det. mode
     echo "train $a rc $? $(grep -E '^tokens_per_s' "$OUT/train-$a.log")"
   done
 fi
-if [ "${HANG:-0}" = 1 ]; then  # the two-writer + take-ahead hang (docs/perf.md v7): a DASH_DEBUG_WAITS test
-  # binary (HANG_TESTS, e.g. build-debug/tests/dash_gpu_tests) with both forced on, 4 processes at once;
-  # a wait that makes no progress for 4 s prints what it waited for (every stuck thread) and traps.
-  HT=${HANG_TESTS:-$T}
-  for i in 1 2 3 4; do
-    (DASH_TEST_SM90_DRAFT=1 timeout -k 5 ${HANG_BUDGET_S:-90} "$HT" --gtest_filter="${HANG_FILTER:-BwdSm90TakeAhead.TwoWritersForced*}" \
-      --gtest_repeat=${HANG_REPEAT:-4} \
-      > "$OUT/hang$i.log" 2>&1; echo "hang stress $i rc $? passed $(grep -c 'OK \]' "$OUT/hang$i.log")") &
-  done
-  wait
-  grep -h "dash-attn" "$OUT"/hang*.log | sort | uniq -c | sort -rn | head -40
+if [ "${HANG:-0}" = 1 ]; then  # the two-writer hangs (docs/perf.md v8): scripts/hang-stress.sh, 4 processes
+  # of HANG_TESTS (e.g. a DASH_DEBUG_WAITS build's test binary) at once, two writers forced
+  DASH_BWD_DUAL_WRITER=2 N_REL=4 N_DBG=0 REL_TESTS=${HANG_TESTS:-$T} FILTER="${HANG_FILTER:-BwdSm90TakeAhead.TwoWritersForced*}" \
+    REPEAT=${HANG_REPEAT:-4} BUDGET_S=${HANG_BUDGET_S:-90} OUT=$OUT/hang bash scripts/hang-stress.sh
 fi
 if [ "${TRAIN_AB:-0}" = 1 ]; then  # training-step time of the attentions in one process, interleaved
   export CUBLAS_WORKSPACE_CONFIG=:4096:8

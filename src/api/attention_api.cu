@@ -411,14 +411,15 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // Static dispatch runs one writer: two writers + static dispatch hung on the H200 when another
   // process shared the GPU (2 of 2 processes, hdim 64 descending causal, grid 128, release build;
   // one writer 30 of 30 passed; docs/perf.md v8). The cause, found afterwards by the protocol
-  // model tests/cpu/dq_protocol_check.py, is fixed in the kernel (the MMA threads meet before
+  // model tests/cpu/bwd_protocol_check.py, is fixed in the kernel (the MMA threads meet before
   // the exit posts) but not yet run on a GPU; this guard stays until scripts/hang-stress.sh
   // with DASH_BWD_DUAL_WRITER=2 passes there. Take-ahead (a draft) runs with one writer for the
   // same reason. DASH_BWD_DUAL_WRITER=0: one writer always; =2: two writers always (diagnostic).
+  // The overlap-writer draft is one writer: p.dual_writer already says so, the kernel reads it alone.
   {
     const char* dw = std::getenv("DASH_BWD_DUAL_WRITER");
     const int v = dw != nullptr ? std::atoi(dw) : 1;
-    p.dual_writer = v == 2 || (v != 0 && p.take_ahead == 0 && a.dispatch == Dispatch::kDynamic);
+    p.dual_writer = !p.writer_overlap && (v == 2 || (v != 0 && p.take_ahead == 0 && a.dispatch == Dispatch::kDynamic));
   }
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;
@@ -442,7 +443,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.num_tasks = model.num_tasks();
     li.min_coresident = model.min_coresident();
     li.head_block = model.head_block;
-    li.dq_writers = use_sm90 && p.dual_writer && !p.writer_overlap ? 2 : 1;
+    li.dq_writers = use_sm90 && p.dual_writer ? 2 : 1;
     *info = li;
   }
   return Status{};

@@ -637,7 +637,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       } else if (lane == 0) {
         dq_writer<D>(p, smem, bars, s_reduced, mailbox, 0, p.dual_writer ? 2 : 1);
       }
-    } else if (warp == kWriterWarp2 && p.dual_writer && !p.writer_overlap) {
+    } else if (warp == kWriterWarp2 && p.dual_writer) {
       if (lane == 0) dq_writer<D>(p, smem, bars, s_reduced, mailbox, 1, 2);  // the odd tiles (buffer 1)
     }
     return;
@@ -963,15 +963,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   // exit wait while warpgroup w still waits to stage its last tile, its writer two or more tiles
   // behind: the parity wait then passes on an old phase and the exit overwrites a mailbox slot
   // the writer has not read (that writer leaves early, its tiles are never added, and the chains
-  // behind them hang). Found by tests/cpu/dq_protocol_check.py (2026-11-30, seventh session); it is
+  // behind them hang). Found by a model of the protocol (2026-11-30, seventh session; tests/cpu/bwd_protocol_check.py); it is
   // the static-dispatch hang of docs/perf.md v8 (two writers, head_dim 64, writers far behind
   // the MMA warps). After the meeting every tile is staged, so each buffer's writer is at most
   // one phase behind each waiter.
   __syncwarp();  // reconverged after the per-thread epilogue stores (synccheck: no divergent arrival)
   ptx::named_bar_sync(kBarDs, kMmaThreads);
-  const bool dual = p.dual_writer && !p.writer_overlap;
 #pragma unroll 1
-  for (int use = step_use; use <= step_use + (dual ? 1 : 0); ++use) {
+  for (int use = step_use; use <= step_use + (p.dual_writer ? 1 : 0); ++use) {
     const int dbuf = use & 1;
     sm90::mbar_wait(&bars.dq_empty[dbuf], ((use >> 1) & 1) ^ 1);
     if (threadIdx.x == 0) mailbox[dbuf] = DqMeta{0, 0, 0, 0, kMetaExit, 0, {0, 0}};

@@ -69,7 +69,8 @@ struct BwdKernelParams {
   // docs/perf.md v7 (descending and spt +3..+52%; best deterministic / atomic 0.90-1.04);
   // DASH_BWD_DUAL_WRITER=0 restores the single writer. Dynamic dispatch only, and off whenever
   // take_ahead > 0: both combinations hung on the H200 (attention_api.cu, docs/perf.md v8; the
-  // causes are fixed in the kernel, the guard stays until that fix has run on a GPU).
+  // causes are fixed in the kernel, the guard stays until that fix has run on a GPU). Never
+  // set together with writer_overlap (that draft is one writer; the launcher resolves it).
   int dual_writer;
   // With late taking (sm90 backward): take the next task when the current side has this many
   // steps left (kv_near_end), so that the next task's atomicAdd and K/V load overlap its last

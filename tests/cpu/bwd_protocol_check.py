@@ -14,7 +14,7 @@ Model of attn_bwd_sm90_main in src/kernels/attn_bwd_sm90.cu, default variant (kL
           dQ GEMM + stage_dq, the other one dq_full arrival only); kv_empty after the side; after
           END the exit meeting (kBarDs) and the exit posts (one, or two with two writers).
   writer  dq_writer lane 0 (warp 9 and, with p.dual_writer, warp 11): dq_full wait, mailbox read,
-          (semaphore wait: other CTAs, left out as in dq_protocol_check.py), bulk reduce of the
+          (semaphore wait: other CTAs, left out), bulk reduce of the
           staged tile, completion, s_reduced increment, dq_empty arrive.  --lanes L > 1 models the
           pre-e10b1b6 writer (L lanes wait on dq_full, lane 0 alone arrives, then __syncwarp).
           --early-release: p.writer_early_release (dq_empty before s_reduced).  --writer overlap:

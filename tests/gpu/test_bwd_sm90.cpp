@@ -50,6 +50,8 @@ bool is_sm90() {
 struct MailboxSlot {
   int b, hq, i, j, task, rank, pad[2];
 };
+int q_tiles(const Problem& pr) { return (pr.shape.seqlen_q + kernels::kBwdBlockM - 1) / kernels::kBwdBlockM; }
+size_t dq_tiles(const Problem& pr) { return (size_t)pr.shape.batch * pr.shape.heads_q * q_tiles(pr); }
 // Set up before the launch (host-pinned buffers, a stream that does not wait for the legacy
 // default stream): nothing that might block is called once the kernel may hang.
 struct Watchdog {
@@ -95,8 +97,8 @@ void watch_for_hang(const Problem& pr, const AttnBwdParams& p, const BwdLaunchIn
     }
     const bool sm90 = info.block_n == kernels::kBwdSm90BlockN;
     const kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(pr.shape, kernels::kBwdBlockM);
-    const int m_tiles = (pr.shape.seqlen_q + kernels::kBwdBlockM - 1) / kernels::kBwdBlockM;
-    const size_t n_sem = (size_t)pr.shape.batch * pr.shape.heads_q * m_tiles;
+    const int m_tiles = q_tiles(pr);
+    const size_t n_sem = dq_tiles(pr);
     int* counter = w.host;
     MailboxSlot* mail = reinterpret_cast<MailboxSlot*>(w.host + 1);
     int* sem = w.host + 1 + 2 * kernels::kMaxBwdCtas * sizeof(MailboxSlot) / sizeof(int);
@@ -148,8 +150,7 @@ void watch_for_hang(const Problem& pr, const AttnBwdParams& p, const BwdLaunchIn
 Status run_sm90_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info, cudaStream_t stream = nullptr) {
   ScopedEnv env("DASH_BWD_SM90", "1");
   pr.poison_grads();
-  const int m_tiles = (pr.shape.seqlen_q + kernels::kBwdBlockM - 1) / kernels::kBwdBlockM;
-  const bool armed = Watchdog::get().arm((size_t)pr.shape.batch * pr.shape.heads_q * m_tiles);
+  const bool armed = Watchdog::get().arm(dq_tiles(pr));
   BwdLaunchInfo local;
   BwdLaunchInfo* li = info != nullptr ? info : &local;
   const Status st = pr.backward(p, stream, li);
