@@ -407,19 +407,18 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     const char* ta = std::getenv("DASH_BWD_TAKE_AHEAD");
     p.take_ahead = ta != nullptr ? std::max(0, std::atoi(ta)) : kernels::kDefaultTakeAhead;
   }
-  // Two dQ writers by default (docs/perf.md v7), with dynamic dispatch and without take-ahead.
-  // Static dispatch runs one writer: two writers + static dispatch hung on the H200 when another
-  // process shared the GPU (2 of 2 processes, hdim 64 descending causal, grid 128, release build;
-  // one writer 30 of 30 passed; docs/perf.md v8). The cause, found afterwards by the protocol
-  // model tests/cpu/bwd_protocol_check.py, is fixed in the kernel (the MMA threads meet before
-  // the exit posts) but not yet run on a GPU; this guard stays until scripts/hang-stress.sh
-  // with DASH_BWD_DUAL_WRITER=2 passes there. Take-ahead (a draft) runs with one writer for the
-  // same reason. DASH_BWD_DUAL_WRITER=0: one writer always; =2: two writers always (diagnostic).
+  // Two dQ writers by default (docs/perf.md v7), for every dispatch and take-ahead. Until v9 static
+  // dispatch and take-ahead ran one writer: two writers + static dispatch hung on the H200 when
+  // another process shared the GPU (docs/perf.md v8). The cause, found by the protocol model
+  // tests/cpu/bwd_protocol_check.py, is fixed in the kernel (the MMA threads meet before the exit
+  // posts, 6a30c76); on the H200 that fix passed scripts/hang-stress.sh with two writers forced on
+  // the grid-size and take-ahead tests (3 processes x 3 repeats, 36/36 each) and the whole GPU suite
+  // with the sanitizers (docs/perf.md v9), so the guard is gone. DASH_BWD_DUAL_WRITER=0: one writer.
   // The overlap-writer draft is one writer: p.dual_writer already says so, the kernel reads it alone.
   {
     const char* dw = std::getenv("DASH_BWD_DUAL_WRITER");
     const int v = dw != nullptr ? std::atoi(dw) : 1;
-    p.dual_writer = !p.writer_overlap && (v == 2 || (v != 0 && p.take_ahead == 0 && a.dispatch == Dispatch::kDynamic));
+    p.dual_writer = !p.writer_overlap && v != 0;
   }
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;

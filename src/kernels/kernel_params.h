@@ -67,9 +67,8 @@ struct BwdKernelParams {
   // release of tile q + 1 overlap those of tile q (different dQ tiles: independent chains). Same
   // adds in the same order per dQ tile: the same bits. Default on since the H200 measurement of
   // docs/perf.md v7 (descending and spt +3..+52%; best deterministic / atomic 0.90-1.04);
-  // DASH_BWD_DUAL_WRITER=0 restores the single writer. Dynamic dispatch only, and off whenever
-  // take_ahead > 0: both combinations hung on the H200 (attention_api.cu, docs/perf.md v8; the
-  // causes are fixed in the kernel, the guard stays until that fix has run on a GPU). Never
+  // DASH_BWD_DUAL_WRITER=0 restores the single writer. Every dispatch and take-ahead since v9
+  // (the exit-post fix 6a30c76 passed the hang stress on the H200; attention_api.cu). Never
   // set together with writer_overlap (that draft is one writer; the launcher resolves it).
   int dual_writer;
   // With late taking (sm90 backward): take the next task when the current side has this many
