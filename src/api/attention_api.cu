@@ -396,8 +396,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.scale_log2 = p.scale * 1.4426950408889634f;
   // Switches, see BwdKernelParams: diagnostics (dQ wrong with NO_REDUCE), drafts, and late
   // taking (default on since 6ed5f35's measurements; DASH_BWD_TAKE_LATE=0 restores the run-ahead
-  // taker: same bits, slower chains). Take-ahead: default kDefaultTakeAhead (0: the next task once
-  // the current one is done); N > 0 is a draft (faster, same bits, a synccheck report open).
+  // taker: same bits, slower chains). Take-ahead: default kDefaultTakeAhead (1: the next task is
+  // taken when the current one has one step left; DASH_BWD_TAKE_AHEAD=0: once it is done).
   p.debug_unordered = kernels::env_set_to_one("DASH_DEBUG_UNORDERED");
   p.debug_no_reduce = kernels::env_set_to_one("DASH_DEBUG_NO_REDUCE");
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");

@@ -379,7 +379,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     // kv_empty completes one phase per side the MMA warps finish; phase sides_published - 1 is
     // the last side published. It cannot complete a later phase meanwhile: that needs a side of a
     // task not yet published.
-    // With p.take_ahead > 0 (draft) the wait is on kv_near_end instead: the last published side
+    // With p.take_ahead > 0 (default 1) the wait is on kv_near_end instead: the last published side
     // has reached its step max(0, steps - take_ahead), so the next task's atomicAdd and K/V load
     // overlap that side's last steps. Same parity argument (one phase per side, none before the
     // side is published).

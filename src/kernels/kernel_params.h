@@ -74,11 +74,11 @@ struct BwdKernelParams {
   // With late taking (sm90 backward): take the next task when the current side has this many
   // steps left (kv_near_end), so that the next task's atomicAdd and K/V load overlap its last
   // steps; 0: when it is done. Default kDefaultTakeAhead; DASH_BWD_TAKE_AHEAD=N overrides.
-  // DRAFT for N > 0: faster (hdim 64 +1-7%, hdim 128 -1..+4%; docs/perf.md v5) and bitwise equal,
-  // but compute-sanitizer synccheck reported "Barrier error detected. Missing wait" (thread 0 of
-  // block 0) on the Sanitize test with N = 2 (1f1af5c, again at 19033db). Likely cause, found by reading
-  // (fifth session): two-sided tasks completed two kv_near_end phases per task; now one per
-  // task (task_taker's NOTES). Not yet re-run under synccheck, so the default stays 0.
+  // Default 1 since v9: with two dQ writers, +2..+9% for the ordered schedules at hdim 64 up to
+  // 4k, +1..+2% at hdim 128 up to 4k, neutral from 8k, atomic unchanged (docs/perf.md v9); the
+  // whole GPU suite and memcheck/racecheck/synccheck passed with N = 1 exported, synccheck with N = 2.
+  // (The "Missing wait" synccheck report of v5/v6 came from kv_near_end phases counted per side,
+  // fixed in the fifth session: one phase per task.)
   int take_ahead;
   // DRAFT (DASH_BWD_REPACK=1, sm90 backward only; docs/bwd-sm90.md, "Repack draft"): when non-null,
   // the preprocess also copies Q and dO into these workspace buffers in [batch, heads_q,
@@ -93,7 +93,7 @@ struct BwdKernelParams {
   int take_late;
 };
 
-inline constexpr int kDefaultTakeAhead = 0;
+inline constexpr int kDefaultTakeAhead = 1;
 
 // Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
 struct BwdWorkspace {
