@@ -7,6 +7,7 @@
 #   CHECK_ARGS (e.g. "--skip-fsdp": more options for check_reproducible.sh)
 #   AB2 (1): first examples/step_time_ab.py under torchrun (DDP, 2 GPUs; AB2_ATTNS, AB2_BLOCKS,
 #   AB2_BUDGET_S); AB2_ONLY=1 stops after it
+#   AB1 (0): then the same on GPU 0 alone (one process; AB1_BLOCKS, AB1_BUDGET_S)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-2gpu-logs}
@@ -22,8 +23,14 @@ if [ "${AB2:-1}" = 1 ]; then
     --attns "${AB2_ATTNS:-dash,sdpa_cudnn,sdpa_detmode}" --blocks "${AB2_BLOCKS:-6}" --steps-per-block 10 \
     --json "$OUT/step-ab-2gpu.json" > "$OUT/step-ab-2gpu.log" 2>&1
   echo "2-GPU step A/B rc $? ($(( $(date +%s) - t0 ))s)"; grep -E "^  [a-z_]+ +median" "$OUT/step-ab-2gpu.log"
-  [ "${AB2_ONLY:-0}" = 1 ] && exit 0
 fi
+if [ "${AB1:-0}" = 1 ]; then
+  CUBLAS_WORKSPACE_CONFIG=:4096:8 CUDA_VISIBLE_DEVICES=0 timeout -k 10 "${AB1_BUDGET_S:-150}" python examples/step_time_ab.py \
+    --attns "${AB2_ATTNS:-dash,sdpa_cudnn,sdpa_detmode}" --blocks "${AB1_BLOCKS:-12}" --steps-per-block 10 \
+    --json "$OUT/step-ab-1gpu.json" > "$OUT/step-ab-1gpu.log" 2>&1
+  echo "1-GPU step A/B rc $? ($(( $(date +%s) - t0 ))s)"; grep -E "^  [a-z_]+ +median" "$OUT/step-ab-1gpu.log"
+fi
+[ "${AB2_ONLY:-0}" = 1 ] && exit 0
 # shellcheck disable=SC2086
 timeout -k 10 "$(( ${CHECK_BUDGET_S:-330} + 120 ))" bash examples/check_reproducible.sh --steps "${STEPS:-150}" --python python --budget-s "${CHECK_BUDGET_S:-330}" \
   --out "$OUT/repro" ${CHECK_ARGS:-} > "$OUT/check.log" 2>&1
