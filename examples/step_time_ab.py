@@ -29,6 +29,7 @@ import json
 import os
 import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train_llama as tl  # noqa: E402  (sets the determinism environment before torch starts)
@@ -105,7 +106,7 @@ def main(argv=None):
                         bucket_cap_mb=args.bucket_mb, gradient_as_bucket_view=True,
                         broadcast_buffers=False, find_unused_parameters=False)
         opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), foreach=True)
-        runs[name] = {"model": model, "opt": opt, "step": 0, "ms": [], "block_ms": []}
+        runs[name] = {"model": model, "opt": opt, "step": 0, "ms": [], "block_ms": [], "blocks": []}
 
     def step(run):
         x, y = data.get(run["step"])
@@ -135,14 +136,22 @@ def main(argv=None):
     for b in range(args.blocks):
         for name in block_order(args.attns, b):
             run = runs[name]
+            t_wall, t0 = time.time(), time.perf_counter()
             marks = [mark()]
             for _ in range(args.steps_per_block):
                 step(run)
                 marks.append(mark())
+            t_enq = time.perf_counter()
             sync()  # the block's events are complete; the next attention starts on an idle GPU
+            t1 = time.perf_counter()
             ms = [span_ms(x, y) for x, y in zip(marks, marks[1:])]
             run["ms"] += ms
             run["block_ms"].append(statistics.median(ms))
+            # Host side of the block: when it started (unix time, to join with a clock / power log),
+            # how long the host took to enqueue it, and until the GPU finished. Enqueue time close to
+            # the block's GPU time means the host, not the GPU, set the pace.
+            run["blocks"].append({"round": b, "t_start": round(t_wall, 3), "enqueue_s": round(t_enq - t0, 4),
+                                  "wall_s": round(t1 - t0, 4), "gpu_ms_sum": round(sum(ms), 3)})
 
     tokens = args.batch * args.seqlen * world
     first = args.attns[0]
@@ -166,7 +175,8 @@ def main(argv=None):
         r = {"median_ms": med, "mean_ms": statistics.fmean(ms), "min_ms": min(ms), "max_ms": max(ms), "p10_ms": p10,
              "tokens_per_s_median": tokens / (med / 1e3), "time_vs_first": med / ref,
              "p10_vs_first": p10 / sorted(runs[first]["ms"])[len(runs[first]["ms"]) // 10],
-             "block_median_ms": runs[name]["block_ms"], "steps": len(ms), "step_ms": [round(x, 3) for x in ms]}
+             "block_median_ms": runs[name]["block_ms"], "steps": len(ms), "step_ms": [round(x, 3) for x in ms],
+             "blocks": runs[name]["blocks"]}
         result["results"][name] = r
         log(f"  {name:<14} median {med:8.2f} ms  mean {r['mean_ms']:8.2f}  min {r['min_ms']:8.2f}  p10 {p10:8.2f}  "
               f"tokens/s {r['tokens_per_s_median']:9.0f}  time / {first}'s: {r['time_vs_first']:.3f} (p10 {r['p10_vs_first']:.3f})  "
