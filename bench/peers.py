@@ -17,7 +17,10 @@ Shapes: the standard sweep (bf16, 16k tokens per batch, hidden 2048: hdim 64 -> 
 128 -> 16 heads, MHA, batch = tokens / seqlen). Peers get (b, h, s, d) transposed views of the
 (b, s, h, d) tensors ours reads.
 
-Timing: CUDA events around each iteration, median of --reps after --warmup. "fwd" runs the
+Timing: CUDA events around each iteration, median of --reps after --warmup, per round; with
+--rounds R the implementations take turns for R rounds (order reversed every other round) and the
+median is over all rounds (bwd_ms_rounds keeps each round's median), so that a slow phase of the
+GPU is shared instead of landing on whichever implementation ran then. "fwd" runs the
 forward with autograd recording (as in training); "fwd+bwd" runs the forward and
 torch.autograd.grad; bwd = median of the backward's own time inside those iterations (a CUDA
 event between the forward and torch.autograd.grad; until a77d6b6 it was median(fwd+bwd) -
@@ -252,120 +255,169 @@ def bits(t):
     return t.view(torch.int16) if t.element_size() == 2 else t.view(torch.int32)
 
 
-def run_impl(name, q, k, v, dout, causal, args, state, timer, ref):
-    """Time one implementation on one shape; returns the result dict (never raises)."""
-    res = {"name": name}
-    t_setup = time.perf_counter()
-    wrec = []
-    try:
-        with warnings.catch_warnings(record=True) as wrec:
-            warnings.simplefilter("always")
-            attn, ctx, notes = make_impl(name, causal, q.shape[1], q.device, state)
-            res.update(notes)
+class ImplRun:
+    """One implementation on one shape: setup() (first call, accuracy, reference bits), then any
+    number of time_round() calls (warm-up + reps of fwd, then of fwd+bwd, gradients compared
+    bitwise with the first call's), then result(). With --rounds R the main loop interleaves the
+    implementations' rounds (order reversed every other round), so that a slow phase of the GPU
+    (clock or power state) is shared by all of them instead of landing on one."""
 
-            def fwd():
-                with ctx():
-                    return attn(q, k, v)
+    def __init__(self, name, q, k, v, dout, causal, args, state, timer, ref):
+        self.name, self.q, self.k, self.v, self.dout, self.causal = name, q, k, v, dout, causal
+        self.args, self.state, self.timer, self.ref = args, state, timer, ref
+        self.res = {"name": name}
+        self.warnings = set()
+        self.fwd_ms, self.fb_ms, self.bw_ms, self.round_bwd_ms = [], [], [], []
+        self.ref_bits = None
+        self.mism = None
+        self.n_cmp = 0
 
-            def fwdbwd(mid=None):
-                # mid: a list; when given, a timer mark is appended between the forward and the
-                # backward (the backward's own time, without subtracting two medians)
-                with ctx():
-                    o = attn(q, k, v)
-                    if mid is not None:
-                        mid.append(timer.start())
-                    g = torch.autograd.grad(o, (q, k, v), dout)
-                return o, g
+    @property
+    def ok(self):
+        return "error" not in self.res
 
-            # first call (compiles FlexAttention, builds cuDNN plans): outside the timed region
-            o0, g0 = fwdbwd()
-            timer.sync()
-            res["first_call_s"] = round(time.perf_counter() - t_setup, 3)
-            if name == "dash:auto":
-                try:
-                    import dash_attn
-                    info = dash_attn.last_bwd_info() or {}
-                    res["auto_ran"] = info.get("schedule")
-                    res["bwd_info"] = {kk: (vv if isinstance(vv, (int, float, str, bool)) or vv is None else str(vv))
-                                       for kk, vv in info.items()}
-                except Exception as e:  # noqa: BLE001
-                    res["auto_ran"] = None
-                    res["bwd_info_error"] = short(e)
-            # accuracy against the reference implementation of this shape (first that ran)
-            if ref.get("o") is None:
-                ref.update(name=name, o=o0.detach(), g=[x.detach() for x in g0])
-            else:
-                res["err_vs"] = ref["name"]
-                res["max_abs_err"] = {
-                    nm: float((a.float() - b.float()).abs().max())
-                    for nm, a, b in zip(("o", "dq", "dk", "dv"), (o0, *g0), (ref["o"], *ref["g"]))
-                }
-            ref_bits = [bits(x.detach()).clone() for x in g0]
-            res["nonfinite_grad"] = bool(any((~torch.isfinite(x)).any().item() for x in g0))
-            del o0, g0
-
-            # forward, with autograd recording as in training
-            for _ in range(args.warmup):
-                o = fwd()
-                del o
-            timer.sync()
-            fwd_t = []
-            for _ in range(args.reps):
-                t0 = timer.start()
-                o = fwd()
-                fwd_t.append(timer.stop(t0))
-                del o
-            timer.sync()
-            fwd_ms = [timer.ms(p) for p in fwd_t]
-
-            # forward + backward; gradients compared bitwise with the first call's, off the clock
-            mism = torch.zeros((), dtype=torch.int64, device=q.device)
-            n_cmp = 0
-            for _ in range(args.warmup):
-                o, g = fwdbwd()
-                for a, b in zip(g, ref_bits):
-                    mism += (bits(a) != b).sum()
-                n_cmp += 1
-                del o, g
-            timer.sync()
-            fb_t, bw_t = [], []
-            for _ in range(args.reps):
-                t0 = timer.start()
-                mid = []
-                o, g = fwdbwd(mid)
-                fb_t.append(timer.stop(t0))
-                bw_t.append((mid[0], fb_t[-1][1]))
-                for a, b in zip(g, ref_bits):
-                    mism += (bits(a) != b).sum()
-                n_cmp += 1
-                del o, g
-            timer.sync()
-            fb_ms = [timer.ms(p) for p in fb_t]
-            bw_ms = [timer.ms(p) for p in bw_t]
-            del ref_bits
-        res["fwd_ms"] = statistics.median(fwd_ms)
-        res["fwdbwd_ms"] = statistics.median(fb_ms)
-        res["bwd_ms"] = statistics.median(bw_ms)
-        res["bwd_sub_ms"] = res["fwdbwd_ms"] - res["fwd_ms"]  # the convention before the fifth session
-        res["bwd_ms_all"] = [round(x, 4) for x in bw_ms]
-        res["fwd_ms_all"] = [round(x, 4) for x in fwd_ms]
-        res["fwdbwd_ms_all"] = [round(x, 4) for x in fb_ms]
-        m = int(mism.item())
-        res["det_runs"] = n_cmp + 1
-        res["det_mismatch_elems"] = m
-        res["det"] = m == 0
-    except Exception as e:  # noqa: BLE001
-        res["error"] = short(e)
-        if args.verbose:
-            traceback.print_exc()
+    def _guard(self, fn):
+        """Run fn() recording warnings; on an exception record the error (never raises)."""
+        wrec = []
         try:
-            timer.sync()
-        except Exception as e2:  # noqa: BLE001
-            res["error"] += " | sync after error: " + short(e2, 200)
-    wlist = sorted({f"{w.category.__name__}: {str(w.message)[:300]}" for w in (wrec or [])})
-    if wlist:
-        res["warnings"] = wlist
-    return res
+            with warnings.catch_warnings(record=True) as wrec:
+                warnings.simplefilter("always")
+                fn()
+        except Exception as e:  # noqa: BLE001
+            self.res["error"] = short(e)
+            if self.args.verbose:
+                traceback.print_exc()
+            try:
+                self.timer.sync()
+            except Exception as e2:  # noqa: BLE001
+                self.res["error"] += " | sync after error: " + short(e2, 200)
+            self.ref_bits = None
+        for w in wrec or []:
+            self.warnings.add(f"{w.category.__name__}: {str(w.message)[:300]}")
+
+    def _fwd(self):
+        with self.ctx():
+            return self.attn(self.q, self.k, self.v)
+
+    def _fwdbwd(self, mid=None):
+        # mid: a list; when given, a timer mark is appended between the forward and the
+        # backward (the backward's own time, without subtracting two medians)
+        with self.ctx():
+            o = self.attn(self.q, self.k, self.v)
+            if mid is not None:
+                mid.append(self.timer.start())
+            g = torch.autograd.grad(o, (self.q, self.k, self.v), self.dout)
+        return o, g
+
+    def setup(self):
+        self._guard(self._setup)
+        return self
+
+    def _setup(self):
+        res, ref = self.res, self.ref
+        t_setup = time.perf_counter()
+        self.attn, self.ctx, notes = make_impl(self.name, self.causal, self.q.shape[1], self.q.device, self.state)
+        res.update(notes)
+        # first call (compiles FlexAttention, builds cuDNN plans): outside the timed region
+        o0, g0 = self._fwdbwd()
+        self.timer.sync()
+        res["first_call_s"] = round(time.perf_counter() - t_setup, 3)
+        if self.name == "dash:auto":
+            try:
+                import dash_attn
+                info = dash_attn.last_bwd_info() or {}
+                res["auto_ran"] = info.get("schedule")
+                res["bwd_info"] = {kk: (vv if isinstance(vv, (int, float, str, bool)) or vv is None else str(vv))
+                                   for kk, vv in info.items()}
+            except Exception as e:  # noqa: BLE001
+                res["auto_ran"] = None
+                res["bwd_info_error"] = short(e)
+        # accuracy against the reference implementation of this shape (first that ran)
+        if ref.get("o") is None:
+            ref.update(name=self.name, o=o0.detach(), g=[x.detach() for x in g0])
+        else:
+            res["err_vs"] = ref["name"]
+            res["max_abs_err"] = {
+                nm: float((a.float() - b.float()).abs().max())
+                for nm, a, b in zip(("o", "dq", "dk", "dv"), (o0, *g0), (ref["o"], *ref["g"]))
+            }
+        self.ref_bits = [bits(x.detach()).clone() for x in g0]
+        res["nonfinite_grad"] = bool(any((~torch.isfinite(x)).any().item() for x in g0))
+        self.mism = torch.zeros((), dtype=torch.int64, device=self.q.device)
+        del o0, g0
+
+    def time_round(self):
+        if self.ok:
+            self._guard(self._time_round)
+        return self
+
+    def _time_round(self):
+        args, timer = self.args, self.timer
+        # forward, with autograd recording as in training
+        for _ in range(args.warmup):
+            o = self._fwd()
+            del o
+        timer.sync()
+        fwd_t = []
+        for _ in range(args.reps):
+            t0 = timer.start()
+            o = self._fwd()
+            fwd_t.append(timer.stop(t0))
+            del o
+        timer.sync()
+        self.fwd_ms += [timer.ms(p) for p in fwd_t]
+
+        # forward + backward; gradients compared bitwise with the first call's, off the clock
+        for _ in range(args.warmup):
+            o, g = self._fwdbwd()
+            for a, b in zip(g, self.ref_bits):
+                self.mism += (bits(a) != b).sum()
+            self.n_cmp += 1
+            del o, g
+        timer.sync()
+        fb_t, bw_t = [], []
+        for _ in range(args.reps):
+            t0 = timer.start()
+            mid = []
+            o, g = self._fwdbwd(mid)
+            fb_t.append(timer.stop(t0))
+            bw_t.append((mid[0], fb_t[-1][1]))
+            for a, b in zip(g, self.ref_bits):
+                self.mism += (bits(a) != b).sum()
+            self.n_cmp += 1
+            del o, g
+        timer.sync()
+        self.fb_ms += [timer.ms(p) for p in fb_t]
+        bw = [timer.ms(p) for p in bw_t]
+        self.bw_ms += bw
+        self.round_bwd_ms.append(statistics.median(bw))
+
+    def result(self):
+        res = self.res
+        if self.ok and self.bw_ms:
+            res["fwd_ms"] = statistics.median(self.fwd_ms)
+            res["fwdbwd_ms"] = statistics.median(self.fb_ms)
+            res["bwd_ms"] = statistics.median(self.bw_ms)
+            res["bwd_sub_ms"] = res["fwdbwd_ms"] - res["fwd_ms"]  # the convention before the fifth session
+            res["bwd_ms_all"] = [round(x, 4) for x in self.bw_ms]
+            res["fwd_ms_all"] = [round(x, 4) for x in self.fwd_ms]
+            res["fwdbwd_ms_all"] = [round(x, 4) for x in self.fb_ms]
+            res["bwd_ms_rounds"] = [round(x, 4) for x in self.round_bwd_ms]
+            m = int(self.mism.item())
+            res["det_runs"] = self.n_cmp + 1
+            res["det_mismatch_elems"] = m
+            res["det"] = m == 0
+        elif self.ok:
+            res["error"] = "no timed round ran"
+        self.ref_bits = None
+        if self.warnings:
+            res["warnings"] = sorted(self.warnings)
+        return res
+
+
+def run_impl(name, q, k, v, dout, causal, args, state, timer, ref):
+    """Time one implementation on one shape, one round; returns the result dict (never raises)."""
+    return ImplRun(name, q, k, v, dout, causal, args, state, timer, ref).setup().time_round().result()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -535,6 +587,9 @@ def main(argv=None):
     ap.add_argument("--skip", default="", help="comma-separated implementations to leave out")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--reps", type=int, default=10, help="timed iterations (median); det check over warmup+reps+1")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="timing rounds per implementation, interleaved across implementations (order "
+                         "reversed every other round); the median is over all rounds' iterations")
     ap.add_argument("--budget-s", type=float, default=0.0,
                     help="stop starting new shapes after this many seconds (0 = no limit); skipped shapes are "
                          "listed in the JSON")
@@ -581,7 +636,8 @@ def main(argv=None):
     meta["conventions"] = {
         "fwd_flops": "4*b*h*s*s*d, halved for causal", "bwd_flops": "2.5 * fwd_flops",
         "bwd_ms": "median over the fwd+bwd iterations of the time from after the forward's launches to "
-                  "the end of the backward (bwd_sub_ms: median(fwd+bwd) - median(fwd), the convention until a77d6b6)", "timing": "CUDA events per iteration, median",
+                  "the end of the backward (bwd_sub_ms: median(fwd+bwd) - median(fwd), the convention until a77d6b6)", "timing": "CUDA events per iteration, median over all rounds' iterations; with --rounds R > 1 "
+                  "the implementations take turns round by round (order reversed every other round)",
         "det": "all dq/dk/dv bitwise equal (int16 views) over det_runs fwd+bwd runs",
         "det_mode": "torch.use_deterministic_algorithms(True) around fwd and bwd; "
                     f"fill_uninitialized_memory={bool(args.fill_uninitialized)}",
@@ -640,14 +696,28 @@ def main(argv=None):
             dump()
             continue
         ref = {}
-        for name in impl_names:
-            r = run_impl(name, q, k, v, dout, causal, args, state, timer, ref)
-            if name == "flash_detmode" and "error" in r and "determinis" in r["error"].lower():
+        runs = {}
+        for name in impl_names:  # set up every implementation (first call, accuracy, reference bits)
+            run = ImplRun(name, q, k, v, dout, causal, args, state, timer, ref).setup()
+            if name == "flash_detmode" and not run.ok and "determinis" in run.res["error"].lower():
                 # PyTorch refused deterministic flash: record that, then measure it in warn_only mode
-                first_err = r["error"]
+                first_err = run.res["error"]
                 state[name + ":warn_only"] = True
-                r = run_impl(name, q, k, v, dout, causal, args, state, timer, ref)
-                r["strict_error"] = first_err
+                run = ImplRun(name, q, k, v, dout, causal, args, state, timer, ref).setup()
+                run.res["strict_error"] = first_err
+            runs[name] = run
+            if not run.ok and is_fatal_cuda_error(run.res["error"]):
+                break
+        for rnd in range(args.rounds):  # interleaved rounds, the order reversed every other round
+            if any(not r.ok and is_fatal_cuda_error(r.res["error"]) for r in runs.values()):
+                break
+            for name in (impl_names if rnd % 2 == 0 else impl_names[::-1]):
+                if name in runs:
+                    runs[name].time_round()
+        for name in impl_names:
+            if name not in runs:
+                continue
+            r = runs[name].result()
             if "error" not in r:
                 r["fwd_tflops"] = fl / (r["fwd_ms"] * 1e-3) / 1e12 if r["fwd_ms"] > 0 else None
                 r["bwd_tflops"] = 2.5 * fl / (r["bwd_ms"] * 1e-3) / 1e12 if r["bwd_ms"] > 0 else None

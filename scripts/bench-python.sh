@@ -9,6 +9,8 @@
 #   PEERS_ARGS  extra/overriding flags for bench/peers.py, e.g. "--seqlens 2048,8192 --hdims 128"
 #   E2E_ARGS    extra/overriding flags for bench/e2e_block.py, e.g. "--seqlens 8192"
 #   PEERS_BUDGET_S (300) / E2E_BUDGET_S (100): no new shape is started after this many seconds
+#   PEERS_ROUNDS (3) x PEERS_REPS (4): timed iterations per implementation and shape, the
+#               implementations taking turns round by round (until 9dd59e9: 1 round of 8)
 #   SKIP_PEERS=1 / SKIP_E2E=1: leave one out;  PYTHON (python), MAX_JOBS (nproc)
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -43,7 +45,7 @@ status=0
 if [ "${SKIP_PEERS:-0}" != 1 ]; then
   echo "=== bench/peers.py ($(date +%T))"
   # shellcheck disable=SC2086
-  timeout -k 10 390 "$PY" bench/peers.py --warmup 2 --reps 8 --budget-s "${PEERS_BUDGET_S:-300}" \
+  timeout -k 10 390 "$PY" bench/peers.py --warmup 2 --reps "${PEERS_REPS:-4}" --rounds "${PEERS_ROUNDS:-3}" --budget-s "${PEERS_BUDGET_S:-300}" \
       --json "$LOG/peers.json" --png "$LOG/peers.png" ${PEERS_ARGS:-} 2>&1 | tee "$LOG/peers.log"
   rc=${PIPESTATUS[0]}; [ "$rc" = 0 ] || { echo "bench-python: peers.py exit $rc"; status=1; }
   if [ "$rc" = 124 ] && [ -f "$LOG/peers.json" ]; then   # killed: draw the partial JSON

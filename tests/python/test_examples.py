@@ -31,6 +31,13 @@ def test_step_time_ab_interleaves_and_reports_every_attention(tmp_path):
         assert len(res["block_median_ms"]) == 3
         assert 0 < res["min_ms"] <= res["median_ms"] <= res["max_ms"]
     assert r["results"]["sdpa"]["time_vs_first"] == 1.0
+    for name, res in r["results"].items():  # per-block host records and every step's time
+        assert len(res["step_ms"]) == 3 * 2, name
+        assert [b["round"] for b in res["blocks"]] == [0, 1, 2], name
+        assert all(b["wall_s"] >= b["enqueue_s"] >= 0 and b["gpu_ms_sum"] > 0 for b in res["blocks"]), name
+        assert res["min_ms"] <= res["p10_ms"] <= res["median_ms"], name
+    starts = sorted((b["t_start"], n) for n, res in r["results"].items() for b in res["blocks"])
+    assert [n for _, n in starts] == ["sdpa", "sdpa_detmode", "sdpa_detmode", "sdpa", "sdpa", "sdpa_detmode"]
     assert step_time_ab.block_order(["a", "b"], 0) == ["a", "b"]
     assert step_time_ab.block_order(["a", "b"], 1) == ["b", "a"]
 
@@ -57,3 +64,30 @@ def test_step_time_ab_under_ddp_one_process(tmp_path, monkeypatch):
     assert r["dist"] == "ddp" and r["world"] == 1
     for name, res in r["results"].items():
         assert res["steps"] == 2 * 2, name
+
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+
+
+def test_peers_rounds_interleave_and_keep_every_iteration(tmp_path):
+    """bench/peers.py --rounds: every implementation timed in each round (CPU dry run with the
+    math-SDPA stand-in for ours), medians over all rounds, determinism over every run."""
+    sys.path.insert(0, BENCH)
+    try:
+        import peers
+    finally:
+        sys.path.remove(BENCH)
+    out = tmp_path / "peers.json"
+    rc = peers.main(["--device", "cpu", "--fake-dash", "--hdims", "64", "--masks", "causal", "--seqlens", "128",
+                     "--tokens", "256", "--hidden", "128", "--impls", "dash:descending,dash:atomic",
+                     "--warmup", "1", "--reps", "2", "--rounds", "3", "--json", str(out)])
+    assert rc in (0, None)
+    import json
+    d = json.load(open(out))
+    impls = d["results"][0]["impls"]
+    for name in ("dash:descending", "dash:atomic"):
+        r = impls[name]
+        assert "error" not in r, r
+        assert len(r["bwd_ms_rounds"]) == 3 and len(r["bwd_ms_all"]) == 3 * 2
+        assert r["det_runs"] == 3 * (1 + 2) + 1 and r["det"]
+        assert min(r["bwd_ms_all"]) <= r["bwd_ms"] <= max(r["bwd_ms_all"])
