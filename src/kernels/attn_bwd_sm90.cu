@@ -566,7 +566,8 @@ __device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)
   }
 }
 
-// kLag (DRAFT, not yet run on a GPU; DASH_BWD_LAGGED_DQ=1, head_dim 128 only; docs/bwd-sm90.md,
+// kLag (DRAFT, measured and not the default: bits equal, ordered schedules 0.95-0.99 of the default at
+// 6a0d9a6, docs/perf.md v5/v8; DASH_BWD_LAGGED_DQ=1, head_dim 128 only; docs/bwd-sm90.md,
 // "Lagged-dQ draft"): the dQ GEMM of step s is issued in step s + 1 (after that step's dS^T is
 // stored) and the per-step named barrier becomes the ds_full / ds_empty mbarriers, so the two
 // MMA warpgroups are no longer in lockstep: one may run up to about a step ahead, its softmax

@@ -113,10 +113,10 @@ inline bool env_not_zero(const char* var) {
   return e == nullptr || std::strcmp(e, "0") != 0;
 }
 
-// DASH_BWD_REPACK=1 (DRAFT, not yet run on a GPU): the sm90 backward reads Q and dO from a
+// DASH_BWD_REPACK=1 (DRAFT; measured at 6ed5f35, no gain: docs/perf.md v5): the sm90 backward reads Q and dO from a
 // head-major copy in the workspace (see BwdKernelParams::q_pack). Read on every call, by the
 // workspace size query too: set it before attn_bwd_workspace_size and keep it for the process.
-// DASH_BWD_LAGGED_DQ=1 (DRAFT, not yet run on a GPU): the sm90 backward at head_dim 128 issues
+// DASH_BWD_LAGGED_DQ=1 (DRAFT; measured, not the default: docs/perf.md v5, v8): the sm90 backward at head_dim 128 issues
 // each step's dQ GEMM one step later and drops the per-step named barrier between its MMA
 // warpgroups (attn_bwd_sm90.cu, kLag). Same bits. Read on every launch.
 inline bool bwd_lagged_dq_enabled() { return env_set_to_one("DASH_BWD_LAGGED_DQ"); }
