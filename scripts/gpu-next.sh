@@ -1,40 +1,43 @@
 #!/usr/bin/env bash
-# GPU machine: the checks docs/perf.md v8 leaves for the next session, in order. PARTS="1 2"
-# (~6.5 min) and PARTS=3 (~3 min) fit one device call each (600 s); default: all three.
-#   1. The exit-post fix (6a30c76) under the stress that hung: two writers forced everywhere
-#      (DASH_BWD_DUAL_WRITER=2: static dispatch and take-ahead too), 3 release processes at once
-#      on the grid-size tests and the take-ahead tests (scripts/hang-stress.sh; the watchdog
-#      dumps mailboxes and semaphores if one still hangs).
-#   2. The whole GPU suite with DASH_BWD_DUAL_WRITER=2 exported (every path with two writers),
-#      with the sanitizers (scripts/gpu-fast.sh).
-#   3. The head-block / L2 sweep at full 4k-16k (BENCH, incl. DASH_HEAD_BLOCK=l2) and take-ahead
-#      with two writers at hdim 64 (where tasks are short) against the default.
-# Logs under $OUT; one summary line per part. Decide afterwards: lift the guards in
-# attention_api.cu if 1 and 2 pass; change default_head_block if l2 wins at 16k without losing
-# at 4k.
+# GPU machine: the device calls docs/perf.md v9 leaves for the next session, in one call (~8 min).
+# (The previous contents of this script, the v8 checks, ran at da2f9a9: docs/perf.md v9 items 1-3.)
+#   1. ncu on the backward at hdim 128 full 8k, atomic and descending (scripts/profile-bwd.sh,
+#      the first profile since bea1336), with the per-step phase split (scripts/ncu_stalls.py
+#      --phases): what limits hdim 128 against cuDNN (0.88-0.97).
+#   2. The PyTorch package (pip, in the background during 1), then the training-step A/B with the
+#      SM clock / power logged per block (scripts/gpu-step-clocks.sh): what the slow mode is.
+#   3. bench/peers.py with interleaved rounds (3 x 4 iterations, scripts/bench-python.sh): the
+#      issue-4 table with the in-process noise shared by all implementations.
+# PARTS selects (default "1 2 3"); logs under $OUT, one summary line per part.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-next-logs}; mkdir -p "$OUT"
-B=${BUILD_DIR:-build}
+B=${BUILD_DIR:-build}; T0=$(date +%s)
 P=" ${PARTS:-1 2 3} "
-if [[ $P == *" 1 "* ]]; then
-echo "== 1. stress, two writers forced"
-DASH_BWD_DUAL_WRITER=2 FILTER='*BwdSm90Determinism.IndependentOfGridSizeAndDispatch*:BwdSm90TakeAhead.*' \
-  N_REL=3 N_DBG=0 REPEAT=${STRESS_REPEAT:-3} BUDGET_S=${STRESS_BUDGET_S:-150} REL_TESTS=$B/tests/dash_gpu_tests \
-  OUT=$OUT/stress bash scripts/hang-stress.sh | tail -12
+export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
+pip_pid=
+if [[ $P == *" 2 "* || $P == *" 3 "* ]] && ! (cd /tmp && python -c "import dash_attn._C" 2>/dev/null); then
+  (python -m pip install --no-build-isolation --no-deps -v . > "$OUT/pip.log" 2>&1; echo "pip rc $?" >> "$OUT/pip.log") &
+  pip_pid=$!
 fi
+if [[ $P == *" 1 "* ]]; then
+  echo "== 1. ncu, hdim 128 full 8k"
+  HDIM=128 CAUSAL=0 SEQLEN=8192 SCHEDULES="atomic descending" OUT=$OUT/profile timeout -k 5 300 \
+    bash scripts/profile-bwd.sh > "$OUT/profile.txt" 2>&1
+  echo "profile rc $? ($(( $(date +%s) - T0 )) s)"; grep -E "^==|Duration|Tensor|Issue Slots" "$OUT/profile.txt" | head -12
+  for s in atomic descending; do
+    [ -f "$OUT/profile/bwd-$s-sass.csv" ] && python scripts/ncu_stalls.py "$OUT/profile/bwd-$s-sass.csv" --phases \
+      > "$OUT/profile/phases-$s.txt" 2>&1 && head -30 "$OUT/profile/phases-$s.txt"
+  done
+fi
+[ -n "$pip_pid" ] && { wait $pip_pid; tail -1 "$OUT/pip.log"; echo "install done ($(( $(date +%s) - T0 )) s)"; }
 if [[ $P == *" 2 "* ]]; then
-echo "== 2. GPU suite, two writers forced"
-DASH_BWD_DUAL_WRITER=2 TESTS=1 TEST_TIMEOUT=${TEST_TIMEOUT:-280} OUT=$OUT/suite bash scripts/gpu-fast.sh | tail -12
+  echo "== 2. step-time A/B with clocks"
+  BLOCKS=${BLOCKS:-10} OUT=$OUT/clocks timeout -k 5 200 bash scripts/gpu-step-clocks.sh | tail -8
 fi
 if [[ $P == *" 3 "* ]]; then
-echo "== 3. head blocks at full 4k-16k, and take-ahead with two writers at hdim 64"
-BENCH=1 TESTS=0 BENCH_HBS="${BENCH_HBS:-1 2 4 16 l2}" BENCH_ARGS="--causal 0 --seqlen 4096,8192,16384" \
-  OUT=$OUT/bench bash scripts/gpu-fast.sh | tail -12
-for v in default ahead1 ahead5; do
-  case $v in ahead1) e="DASH_BWD_TAKE_AHEAD=1 DASH_BWD_DUAL_WRITER=2" ;; ahead5) e="DASH_BWD_TAKE_AHEAD=5 DASH_BWD_DUAL_WRITER=2" ;; *) e="DASH_NOTHING=1" ;; esac
-  env $e timeout -k 5 150 "$B/dash-attn" bench --hdim 64 --seqlen 512,1024,2048 --schedules ascending,spt,descending,atomic \
-    --json "$OUT/ahead-$v-hdim64.json" > "$OUT/ahead-$v-hdim64.log" 2>&1
-  echo "bench $v hdim 64 rc $?"
-done
+  echo "== 3. peers, interleaved rounds"
+  left=$(( ${CALL_S:-570} - ($(date +%s) - T0) - 30 ))
+  PEERS_BUDGET_S=$left SKIP_E2E=1 OUT=$OUT/peers timeout -k 5 $(( left + 25 )) bash scripts/bench-python.sh > "$OUT/bench-python.txt" 2>&1
+  echo "peers rc $? ($(( $(date +%s) - T0 )) s)"; tail -3 "$OUT/bench-python.txt"
 fi
