@@ -4,7 +4,26 @@ against H200 measurements of the sm90 backward, through the planner's own comman
 (`dash-attn plan --json`, with `--param NAME=VALUE` for candidate sets). No GPU needed.
 
 Data (the standard sweep: 16k tokens, hidden 2048, MHA, bf16, full/causal x seqlen 512..16384,
-hdim 128 with 16 heads and hdim 64 with 32 heads, the default task order and kernel path):
+hdim 128 with 16 heads and hdim 64 with 32 heads, the default task order and kernel path), two
+sets, chosen with --data:
+--data 9dd59e9 (the default): take-ahead 1 by default (9dd59e9), the current kernel
+  peers  bench/peers.py in one process (median of 8; its log: bench-python.txt next to it):
+           docs/data/peers-h200-9dd59e9/peers/peers.json
+         ascending, spt, descending, atomic (no shift / symmetric_shift in this run);
+         descending is the mean of the dash:descending and dash:auto rows (auto ran descending
+         at all 24 points). Its bwd at 8k/16k carries ~+-6% noise (dash:descending and dash:auto
+         differ by up to 12%, hdim 128 causal 16k: docs/perf.md v9 item 4).
+  bench  `dash-attn bench` JSON, all six schedules + auto (one run, median of 7):
+           docs/data/peers-h200-9dd59e9/bench-hdim{128,64}.json
+         descending is the mean of the descending and auto rows (auto ran descending everywhere).
+  Combined as below, the same rule as for 250529d (--notes): the point's peers / bench scale is
+  0.99-1.01 up to 4k except hdim 128 full 4k (1.04), 1.05-1.10 at hdim 128 8k/16k and 1.00-1.01
+  at hdim 64 8k/16k; after it the sources agree per schedule within +-2% up to 4k (hdim 128 full
+  4k: +-3.2%) and within +-5% at 8k/16k. One peers row is dropped: hdim 128 causal 16k dash:auto
+  4.788 ms (dash:descending 5.344, scaled bench 5.330), the 12% outlier of perf.md. Combining
+  halves the weight of peers' noisy 8k/16k rows rather than trusting one run of either; shift and
+  symmetric_shift come from bench alone (scaled to peers). --source bench scores bench alone.
+--data 250529d: the dual-dQ-writer kernel (250529d / b254d6c), the data kSm90Params is fitted on
   peers  bench/peers.py, every schedule in one process per point, `bwd` = the time from after
          the forward's launches to the end of the backward (median of 8):
            docs/data/peers-h200-250529d/bench-python.txt   (log; hdim 128 all, hdim 64 causal)
@@ -16,8 +35,9 @@ hdim 128 with 16 heads and hdim 64 with 32 heads, the default task order and ker
            the default since 250529d)
 The fitted table ("combined") is per point and schedule: the geometric mean of peers and
 bench where both measured it, bench first scaled by the point's median peers/bench ratio over
-the schedules both have (so that ascending and symmetric_shift, peers only, compare on one
-scale), peers rows more than OUTLIER off the scaled bench time dropped; peers alone otherwise.
+the schedules both have (so that schedules of one source only compare on one scale: ascending
+and symmetric_shift at 250529d, shift and symmetric_shift at 9dd59e9), peers rows more than
+OUTLIER off the scaled bench time dropped; one source alone otherwise.
 Times are rounded to 0.1 us, as in the C++ table (--cpp-table) that the CPU test scores.
 
 Scores (as Calibration.* in tests/cpu/test_async_reduce.cpp):
@@ -30,12 +50,14 @@ Scores (as Calibration.* in tests/cpu/test_async_reduce.cpp):
 
 usage:
   scripts/fit_planner.py                         score kSm90Params (the binary's built-in set)
+  scripts/fit_planner.py --data 250529d ...      the same on the data kSm90Params is fitted on
   scripts/fit_planner.py --param reduce_latency_us=0.5 ...   score a modified set
   scripts/fit_planner.py --source peers|bench    score one source alone
   scripts/fit_planner.py --fit                   grid search (compute, then reduce + penalty)
   scripts/fit_planner.py --markdown --before per_sm_tflops=5.2,...   tables for docs/schedules.md
   scripts/fit_planner.py --notes                 cross-checks of the sources, dropped rows
-  scripts/fit_planner.py --cpp-table             the table as kMeasuredSm90Dual's initializer
+  scripts/fit_planner.py --cpp-table             the table as a C++ initializer (kMeasuredSm90Ahead1
+                                                 for 9dd59e9, kMeasuredSm90Dual for 250529d)
 The binary: build-helper/dash-attn by default (--cli), a CPU-only build is enough:
   cmake -S . -B build-helper -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_BUILD_CUDA=OFF
   cmake --build build-helper
@@ -54,10 +76,21 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEDULES = ["ascending", "spt", "descending", "shift", "symmetric_shift", "atomic"]
 DET = SCHEDULES[:-1]
-PEERS_LOG = "docs/data/peers-h200-250529d/bench-python.txt"
-PEERS_JSON = "docs/data/peers-h200-3505b4f-hdim64full/peers.json"
-BENCH_JSON = ["docs/data/writer-h200-b254d6c/next-dual-hdim128.json",
-              "docs/data/writer-h200-b254d6c/next-dual-hdim64.json"]
+# The data sets (--data): the peers files (a bench/peers.py log and/or peers.json files, merged
+# per point in this order, a later file replacing an earlier one's point) and the bench files.
+DATA = {
+    # The dual-writer kernel (250529d / b254d6c): the data kSm90Params is fitted on.
+    "250529d": dict(peers_log="docs/data/peers-h200-250529d/bench-python.txt",
+                    peers_json=["docs/data/peers-h200-3505b4f-hdim64full/peers.json"],
+                    bench=["docs/data/writer-h200-b254d6c/next-dual-hdim128.json",
+                           "docs/data/writer-h200-b254d6c/next-dual-hdim64.json"]),
+    # Take-ahead 1 by default (9dd59e9), the current kernel.
+    "9dd59e9": dict(peers_log=None,
+                    peers_json=["docs/data/peers-h200-9dd59e9/peers/peers.json"],
+                    bench=["docs/data/peers-h200-9dd59e9/bench-hdim128.json",
+                           "docs/data/peers-h200-9dd59e9/bench-hdim64.json"]),
+}
+DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 # Point order of the tables: hdim 128 first (as in test_async_reduce.cpp).
 POINTS = [(h, c, s) for h in (128, 64) for c in (False, True) for s in SEQLENS]
@@ -122,13 +155,19 @@ def peers_table(raw):
 
 
 def bench_table(paths):
-    out = {}
+    """{point: {schedule: ms}}; an `auto` row counts as a measurement of the schedule it ran
+    (the mean of its rows, as peers' dash:auto rows), forward rows are skipped."""
+    rows = {}
     for path in paths:
         for r in json.load(open(os.path.join(ROOT, path))):
-            assert r["ran"] == r["schedule"], r
+            s = r["ran"] if r["schedule"] == "auto" else r["schedule"]
+            if s not in SCHEDULES:
+                continue  # the forward rows of a standard `dash-attn bench` sweep
+            # symmetric_shift runs shift on a full mask (load() drops it there)
+            assert r["ran"] == s or (s, r["ran"], r["causal"]) == ("symmetric_shift", "shift", False), r
             assert r["batch"] * r["seqlen"] == 16384 and r["heads"] * r["hdim"] == 2048, r
-            out.setdefault((r["hdim"], r["causal"], r["seqlen"]), {})[r["schedule"]] = r["bwd_ms"]
-    return out
+            rows.setdefault((r["hdim"], r["causal"], r["seqlen"]), {}).setdefault(s, []).append(r["bwd_ms"])
+    return {p: {s: sum(v) / len(v) for s, v in d.items()} for p, d in rows.items()}
 
 
 NOISE = 0.05    # run-to-run noise of one kernel in one process (pairs closer than this: coin flips)
@@ -145,24 +184,30 @@ def gmean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-def load(source="combined"):
+def load(source="combined", data=DEFAULT_DATA):
     """Returns ({point: {schedule: ms}}, notes, peers rows, bench)."""
-    log = peers_from_log(PEERS_LOG)
-    full64 = peers_from_json(PEERS_JSON)
+    ds = DATA[data]
     notes = []
-    # hdim 64 full from the 3505b4f run (the 250529d log stops inside hdim 64 full 4096): its
-    # rows that the log also has are a cross-check of the two runs.
-    for key, d in full64.items():
-        if key in log:
-            common = [s for s in SCHEDULES if s in log[key] and s in d]
-            if common:
-                diffs = [log[key][s][0] / d[s][0] - 1 for s in common]
-                notes.append(f"{shape_name(key)}: 250529d log / 3505b4f json {min(diffs):+.1%}..{max(diffs):+.1%} "
-                             f"over {len(common)} schedules")
-    raw = {k: v for k, v in log.items() if not (k[0] == 64 and not k[1])}
-    raw.update(full64)
+    if data == "250529d":
+        log = peers_from_log(ds["peers_log"])
+        full64 = peers_from_json(ds["peers_json"][0])
+        # hdim 64 full from the 3505b4f run (the 250529d log stops inside hdim 64 full 4096): its
+        # rows that the log also has are a cross-check of the two runs.
+        for key, d in full64.items():
+            if key in log:
+                common = [s for s in SCHEDULES if s in log[key] and s in d]
+                if common:
+                    diffs = [log[key][s][0] / d[s][0] - 1 for s in common]
+                    notes.append(f"{shape_name(key)}: 250529d log / 3505b4f json {min(diffs):+.1%}..{max(diffs):+.1%} "
+                                 f"over {len(common)} schedules")
+        raw = {k: v for k, v in log.items() if not (k[0] == 64 and not k[1])}
+        raw.update(full64)
+    else:
+        raw = {}
+        for path in ds["peers_json"]:
+            raw.update(peers_from_json(path))
     peers = peers_table(raw)
-    bench = bench_table(BENCH_JSON)
+    bench = bench_table(ds["bench"])
     out = {}
     for p in POINTS:
         pe, be = peers.get(p, {}), bench.get(p, {})
@@ -434,6 +479,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=os.path.join(ROOT, "build-helper", "dash-attn"),
                     help="the dash-attn binary (a CPU-only build is enough; default build-helper/dash-attn)")
+    ap.add_argument("--data", choices=sorted(DATA), default=DEFAULT_DATA,
+                    help=f"the measurements (default {DEFAULT_DATA}; 250529d: the data kSm90Params is fitted on)")
     ap.add_argument("--source", choices=["combined", "peers", "bench"], default="combined")
     ap.add_argument("--param", action="append", default=[], help="NAME=VALUE, passed to `dash-attn plan --param`")
     ap.add_argument("--compare", action="append", default=[],
@@ -454,9 +501,10 @@ def main():
     if not os.access(args.cli, os.X_OK):
         sys.exit(f"fit_planner: no binary at {args.cli} (cmake -S . -B build-helper -G Ninja "
                  "-DCMAKE_BUILD_TYPE=Release -DDASH_BUILD_CUDA=OFF && cmake --build build-helper)")
-    meas, notes, _, _ = load(args.source)
-    print(f"fit_planner: {len(meas)} points, source {args.source}; data: {PEERS_LOG}, {PEERS_JSON}, "
-          + ", ".join(BENCH_JSON))
+    meas, notes, _, _ = load(args.source, args.data)
+    ds = DATA[args.data]
+    files = ([ds["peers_log"]] if ds["peers_log"] else []) + ds["peers_json"] + ds["bench"]
+    print(f"fit_planner: {len(meas)} points, data {args.data}, source {args.source}; files: " + ", ".join(files))
     if args.notes:
         for n in notes:
             print("  " + n)

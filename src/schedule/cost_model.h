@@ -61,8 +61,12 @@ struct CostParams {
 // sweep of the dual-dQ-writer kernel (two writer warps, one per staging buffer, the default since
 // 250529d): bench/peers.py at 250529d (docs/data/peers-h200-250529d/bench-python.txt; hdim 64 full
 // from docs/data/peers-h200-3505b4f-hdim64full/peers.json) combined with `dash-attn bench`
-// (docs/data/writer-h200-b254d6c/next-dual-hdim{128,64}.json), by scripts/fit_planner.py --fit
-// (table kMeasuredSm90Dual in tests/cpu/test_async_reduce.cpp, docs/schedules.md). The head dim
+// (docs/data/writer-h200-b254d6c/next-dual-hdim{128,64}.json), by scripts/fit_planner.py
+// --data 250529d --fit (table kMeasuredSm90Dual in tests/cpu/test_async_reduce.cpp,
+// docs/schedules.md). Checked on the current kernel (take-ahead 1 by default, 9dd59e9:
+// scripts/fit_planner.py, table kMeasuredSm90Ahead1, Calibration.Sm90CostParamsOnTakeAhead1):
+// `auto` within 3% at 23/24 (miss: hdim 64 full 16384, spt 3.1% faster), pairs 149/156, atomic
+// 2.4%, rms log ratio 0.084; a refit on it (--fit) returns this set unchanged. The head dim
 // enters through the formulas of CostModel::for_shape (one set for both head dims):
 //   compute: atomic per tile pair is c + task/m (m = Q tiles per task): 2.41 us + 17.0 us / m at
 //     hdim 128, 1.45 us + 8.5 us / m at hdim 64; linear in d: per_sm_tflops 5.5, overhead 0.25 us
