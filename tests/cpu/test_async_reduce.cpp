@@ -812,30 +812,45 @@ CostParams sm90_set_e58bc06() {
   return p;
 }
 
+// The current sm90 set on one sweep: the whole sweep (with DASH_CALIBRATION_TABLE=1 the
+// per-schedule table and `auto`'s picks with the model's margin: how much slower it predicts the
+// fastest schedule that is more than 3% off the measured best than the fastest one that is not),
+// each head dim, and the e58bc06 set on the same sweep for comparison.
+struct SweepScores {
+  Score all, e58bc06, h128, h64;
+};
+SweepScores score_sm90_set(const Sweep& sweep, const char* title, const char* per_hdim) {
+  const CostParams p = CostParams::for_tiles(64, 128);
+  EXPECT_TRUE(same_params(p, kSm90Params));
+  SweepScores r;
+  r.all = score(p, sweep, print_table());
+  std::printf("%s\n", title);
+  print_score("  both head dims", r.all);
+  if (print_table())
+    std::printf("| shape | auto | measured best | auto vs best | model margin |\n|---|---|---|---:|---:|\n%s",
+                r.all.picks.c_str());
+  r.e58bc06 = score(sm90_set_e58bc06(), sweep, false);
+  print_score("  e58bc06 set", r.e58bc06);
+  const auto [d128, d64] = split_by_hdim(sweep);
+  r.h128 = score(p, d128, false);
+  r.h64 = score(p, d64, false);
+  print_score((std::string(per_hdim) + " hdim 128").c_str(), r.h128);
+  print_score((std::string(per_hdim) + " hdim 64").c_str(), r.h64);
+  EXPECT_EQ(r.h128.points, 12);
+  EXPECT_EQ(r.h64.points, 12);
+  return r;
+}
+
 TEST(Calibration, Sm90CostParamsAgainstTheH200) {
   // The set the planner uses for the sm90 kernel's tiles (64x128, hdim 128 and 64), scored on the
   // sweep it is fitted on, kMeasuredSm90Dual (the dual-dQ-writer kernel, 250529d, the default task
   // order; scripts/fit_planner.py --data 250529d fits and scores it through `dash-attn plan` with
-  // the same rules), against the set it replaced (e58bc06). DASH_CALIBRATION_TABLE=1 also prints the
-  // per-schedule table and what `auto` picks at each point with the model's margin there (how
-  // much slower it predicts the fastest schedule that is more than 3% off the measured best than
-  // the fastest one that is not).
+  // the same rules), against the set it replaced (e58bc06).
   const CostParams p = CostParams::for_tiles(64, 128);
-  EXPECT_TRUE(same_params(p, kSm90Params));
-  const Score s = score(p, kSm90DualSweep, print_table());
-  std::printf("sm90 set on the dual-writer kernel (250529d: peers + dash-attn bench), default task order:\n");
-  print_score("  both head dims", s);
-  if (print_table())
-    std::printf("| shape | auto | measured best | auto vs best | model margin |\n|---|---|---|---:|---:|\n%s",
-                s.picks.c_str());
-  const Score before = score(sm90_set_e58bc06(), kSm90DualSweep, false);
-  print_score("  e58bc06 set", before);
-  const auto [d128, d64] = split_by_hdim(kSm90DualSweep);
-  const Score s128 = score(p, d128, false), s64 = score(p, d64, false);
-  print_score("dual writer hdim 128", s128);
-  print_score("dual writer hdim 64", s64);
-  ASSERT_EQ(s128.points, 12);
-  ASSERT_EQ(s64.points, 12);
+  const SweepScores r = score_sm90_set(
+      kSm90DualSweep, "sm90 set on the dual-writer kernel (250529d: peers + dash-attn bench), default task order:",
+      "dual writer");
+  const Score &s = r.all, &before = r.e58bc06, &s128 = r.h128, &s64 = r.h64;
   // `auto` (descending at every point, as with the e58bc06 set) within 3% of the measured best at
   // 11/12 and 11/12. The misses are full 16384 at both head dims, where spt (head-major) is 5.4% and
   // 9.8% faster than descending (head blocks of 16); no parameter of this model structure puts
@@ -917,22 +932,10 @@ TEST(Calibration, Sm90CostParamsOnTakeAhead1) {
   // fit) returns kSm90Params itself (compute fit 5.5 / 0.25 / 17.0, atomic error 2.4%; then
   // 16 GB/s + 0.25 us, penalty 0.35 / 0.008 first by better_fit; every one of the 216 candidates
   // has `auto` at 23/24). DASH_CALIBRATION_TABLE=1 prints the per-schedule table and the picks.
-  const CostParams p = CostParams::for_tiles(64, 128);
-  EXPECT_TRUE(same_params(p, kSm90Params));
-  const Score s = score(p, kSm90Ahead1Sweep, print_table());
-  std::printf("sm90 set on the take-ahead-1 kernel (9dd59e9: peers + dash-attn bench), default task order:\n");
-  print_score("  both head dims", s);
-  if (print_table())
-    std::printf("| shape | auto | measured best | auto vs best | model margin |\n|---|---|---|---:|---:|\n%s",
-                s.picks.c_str());
-  const Score before = score(sm90_set_e58bc06(), kSm90Ahead1Sweep, false);
-  print_score("  e58bc06 set", before);
-  const auto [d128, d64] = split_by_hdim(kSm90Ahead1Sweep);
-  const Score s128 = score(p, d128, false), s64 = score(p, d64, false);
-  print_score("take-ahead 1 hdim 128", s128);
-  print_score("take-ahead 1 hdim 64", s64);
-  ASSERT_EQ(s128.points, 12);
-  ASSERT_EQ(s64.points, 12);
+  const SweepScores r = score_sm90_set(
+      kSm90Ahead1Sweep, "sm90 set on the take-ahead-1 kernel (9dd59e9: peers + dash-attn bench), default task order:",
+      "take-ahead 1");
+  const Score &s = r.all, &before = r.e58bc06, &s128 = r.h128, &s64 = r.h64;
   // `auto` (descending at every point) within 3% of the measured best at 12/12 and 11/12. The
   // miss is hdim 64 full 16384, spt 3.1% faster (peers 4.6%, bench 1.6%, each against its mean of
   // the descending and auto rows); the model ties them within 0.05%, as on the dual-writer sweep.
