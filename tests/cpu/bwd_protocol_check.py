@@ -707,6 +707,7 @@ def selftest():
         ["--dispatch", "ahead", "--take-ahead", "1"],
         ["--dispatch", "ahead", "--take-ahead", "5", "--hdim", "64"],
         ["--dispatch", "ahead", "--take-ahead", "1", "--tasks", "0;2"],       # a task of no steps
+        ["--dispatch", "ahead", "--take-ahead", "1", "--hdim", "64", "--tasks", "2;1;2"],  # the default since 9dd59e9
         ["--dispatch", "drain"],
         ["--dispatch", "drain", "--hdim", "64", "--writers", "1"],
         ["--tasks", "1,2", "--hdim", "64"],                                   # two sides (symmetric shift): known aliasing
