@@ -28,6 +28,8 @@ Attention (`--attn`):
   sdpa_detmode   F.scaled_dot_product_attention, PyTorch's own backend choice, under strict
                  torch.use_deterministic_algorithms(True)
   sdpa           SDPA, default backend, no extra context (for CPU smoke tests)
+  dash_eager     as dash, through the eager autograd.Function path (DRAFT, dash_attn._ops.eager_function):
+                 the same kernels and bits without torch.library's per-call Python dispatch
 
 End-to-end determinism: what this script sets (besides attention)
   * CUBLAS_WORKSPACE_CONFIG=:4096:8, set before torch starts CUDA (cuBLAS picks split-K /
@@ -115,7 +117,9 @@ PRESETS = {
     "small": dict(layers=6, dim=512, heads=4, kv_heads=1, head_dim=128, ffn=1408),
     "tiny": dict(layers=2, dim=128, heads=4, kv_heads=2, head_dim=32, ffn=352),
 }
-ATTNS = ("dash", "dash_atomic", "sdpa_cudnn", "sdpa_detmode", "sdpa")
+# dash_eager: dash through the eager autograd.Function path (DRAFT, dash_attn._ops.eager_function:
+# the same kernels and bits without torch.library's per-call Python dispatch), for step-time A/Bs.
+ATTNS = ("dash", "dash_atomic", "sdpa_cudnn", "sdpa_detmode", "sdpa", "dash_eager")
 VOCAB = 256  # bytes
 NCCL_SMS = 8  # SMs the dash_attn backward leaves free under DDP/FSDP (see --num-ctas)
 
@@ -250,6 +254,10 @@ class AttnImpl:
         if self.name == "dash":
             return self.dash.attention(q, k, v, causal=True, schedule=self.schedule, deterministic=True,
                                        num_ctas=self.num_ctas)
+        if self.name == "dash_eager":  # the path is chosen at the forward call; the backward follows it
+            with self.dash._ops.eager_function():
+                return self.dash.attention(q, k, v, causal=True, schedule=self.schedule, deterministic=True,
+                                           num_ctas=self.num_ctas)
         if self.name == "dash_atomic":
             return self.dash.attention(q, k, v, causal=True, schedule="atomic", deterministic=False,
                                        num_ctas=self.num_ctas)

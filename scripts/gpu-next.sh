@@ -4,8 +4,11 @@
 #   1. ncu on the backward at hdim 128 full 8k, atomic and descending (scripts/profile-bwd.sh,
 #      the first profile since bea1336), with the per-step phase split (scripts/ncu_stalls.py
 #      --phases): what limits hdim 128 against cuDNN (0.88-0.97).
-#   2. The PyTorch package (pip, in the background during 1), then the training-step A/B with the
-#      SM clock / power logged per block (scripts/gpu-step-clocks.sh): what the slow mode is.
+#   2. The PyTorch package (pip, in the background during 1), then the host time per attention call
+#      (bench/host_overhead.py: custom ops vs the eager-Function draft vs SDPA), the draft's bits
+#      test, and the training-step A/B (dash, dash_eager, cuDNN SDPA, det. SDPA) with the SM clock
+#      / power logged per block (scripts/gpu-step-clocks.sh): what the slow mode is, and whether
+#      the host path per call matters.
 #   3. bench/peers.py with interleaved rounds (3 x 4 iterations, scripts/bench-python.sh): the
 #      issue-4 table with the in-process noise shared by all implementations.
 # PARTS selects (default "1 2 3"); logs under $OUT, one summary line per part.
@@ -32,8 +35,12 @@ if [[ $P == *" 1 "* ]]; then
 fi
 [ -n "$pip_pid" ] && { wait $pip_pid; tail -1 "$OUT/pip.log"; echo "install done ($(( $(date +%s) - T0 )) s)"; }
 if [[ $P == *" 2 "* ]]; then
-  echo "== 2. step-time A/B with clocks"
-  BLOCKS=${BLOCKS:-10} OUT=$OUT/clocks timeout -k 5 200 bash scripts/gpu-step-clocks.sh | tail -8
+  echo "== 2. host overhead per call; the eager-path draft's bits; step-time A/B with clocks"
+  timeout -k 5 60 python bench/host_overhead.py --json "$OUT/host.json" > "$OUT/host.log" 2>&1; echo "host_overhead rc $?"; tail -4 "$OUT/host.log"
+  timeout -k 5 90 python -m pytest -q -rs tests/python/test_gpu.py -k eager > "$OUT/pytest-eager.log" 2>&1
+  echo "eager-path bits: $(tail -1 "$OUT/pytest-eager.log")"
+  ATTNS=${ATTNS:-dash,dash_eager,sdpa_cudnn,sdpa_detmode} BLOCKS=${BLOCKS:-10} OUT=$OUT/clocks timeout -k 5 220 \
+    bash scripts/gpu-step-clocks.sh | tail -9
 fi
 if [[ $P == *" 3 "* ]]; then
   echo "== 3. peers, interleaved rounds"

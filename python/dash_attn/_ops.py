@@ -7,12 +7,14 @@ module imports and traces on a machine without a GPU or without the compiled ext
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 from typing import Tuple
 
 import torch
 
-__all__ = ["fwd", "bwd", "extension", "has_extension", "kernel_layout"]
+__all__ = ["fwd", "bwd", "extension", "has_extension", "kernel_layout", "eager_function"]
 
 _EXT = None
 _EXT_ERROR = None
@@ -189,3 +191,76 @@ def _backward(ctx, grad_o, grad_lse):
 
 
 fwd.register_autograd(_backward, setup_context=_setup_context)
+
+
+# ---- eager path without torch.library's dispatch (DRAFT) ------------------------------------------
+# torch.library.custom_op runs its autograd wrapper and dispatch in Python on every call: on the
+# 2-core dev machine (meta tensors, fake bodies) the forward op costs ~70 us more than the body
+# and a plain torch.autograd.Function ~20 us, i.e. roughly 100 us per attention layer and
+# training step, fwd + bwd (docs/training.md run 7: the step-time medians may be host-bound).
+# With DASH_EAGER_FUNCTION=1 (or inside `with eager_function():`), dash_attn.attention on plain
+# CUDA tensors outside torch.compile goes through _EagerAttention instead: the same extension
+# calls with the same arguments, so the same kernels and bits; torch.compile, FakeTensor, meta
+# tensors and tensor subclasses keep the custom ops. DRAFT: not yet run on a GPU (test
+# tests/python/test_gpu.py::test_eager_function_same_bits_as_custom_op; its speed is measured
+# with examples/step_time_ab.py --attns dash,dash_eager,...).
+_EAGER_FN = os.environ.get("DASH_EAGER_FUNCTION") == "1"
+
+
+@contextlib.contextmanager
+def eager_function(enabled: bool = True):
+    """Within the block, dash_attn.attention uses the eager autograd.Function path (DRAFT; see
+    DASH_EAGER_FUNCTION above). Not thread-local: the setting is process-wide while it lasts."""
+    global _EAGER_FN
+    old, _EAGER_FN = _EAGER_FN, bool(enabled)
+    try:
+        yield
+    finally:
+        _EAGER_FN = old
+
+
+def eager_function_applies(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> bool:
+    """Whether dash_attn.attention takes the eager path for these inputs now."""
+    return (
+        _EAGER_FN
+        and not torch.compiler.is_compiling()
+        and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor
+        and q.is_cuda
+    )
+
+
+class _EagerAttention(torch.autograd.Function):
+    """dash_attn::fwd / dash_attn::bwd's real implementations and autograd formula, as one
+    torch.autograd.Function (the eager path; see DASH_EAGER_FUNCTION)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, causal, softmax_scale, bwd_schedule, bwd_num_ctas):
+        o, lse = extension().fwd(kernel_layout(q), kernel_layout(k), kernel_layout(v), causal, softmax_scale)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.causal = causal
+        ctx.softmax_scale = softmax_scale
+        ctx.bwd_schedule = bwd_schedule
+        ctx.bwd_num_ctas = bwd_num_ctas
+        ctx.mark_non_differentiable(lse)
+        return o, lse
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_o, grad_lse):
+        q, k, v, o, lse = ctx.saved_tensors
+        if grad_o is None:
+            return None, None, None, None, None, None, None
+        dout = kernel_layout(grad_o, check_offset=False)
+        dq, dk, dv = extension().bwd(
+            kernel_layout(dout),
+            kernel_layout(q),
+            kernel_layout(k),
+            kernel_layout(v),
+            kernel_layout(o),
+            lse.contiguous(),
+            ctx.causal,
+            ctx.softmax_scale,
+            ctx.bwd_schedule,
+            ctx.bwd_num_ctas,
+        )
+        return dq, dk, dv, None, None, None, None

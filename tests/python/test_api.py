@@ -286,3 +286,82 @@ def test_compile_no_graph_break_and_determinism_guard():
     assert seen == ["atomic", "auto"]
     explain = torch._dynamo.explain(f)(q, k, v)
     assert explain.graph_break_count == 0 and explain.graph_count == 1
+
+
+# ---- eager autograd.Function path (DRAFT, DASH_EAGER_FUNCTION) ------------------------------------
+def test_eager_function_off_by_default_and_only_for_plain_cuda_tensors():
+    q, k, v = qkv_meta()
+    assert not _ops.eager_function_applies(q, k, v)  # off unless DASH_EAGER_FUNCTION=1
+    with _ops.eager_function():
+        assert not _ops.eager_function_applies(q, k, v)  # meta tensors keep the custom ops
+        with FakeTensorMode():
+            fq = torch.empty(2, 64, 4, 64, dtype=BF16, device="cuda")
+            assert not _ops.eager_function_applies(fq, fq, fq)  # FakeTensor keeps the custom ops
+            out = dash_attn.attention(fq, fq, fq, causal=True)  # still traces through the fake op
+            assert out.shape == fq.shape
+    with _ops.eager_function(False):
+        assert not _ops._EAGER_FN
+    assert not _ops._EAGER_FN
+
+
+class _FakeExtension:
+    """Stands in for dash_attn._C on the CPU: fwd/bwd through float64 math (autograd), recording
+    the arguments each call received."""
+
+    def __init__(self):
+        self.calls = []
+
+    @staticmethod
+    def _math(q, k, v, causal, scale):
+        b, sq, hq, d = q.shape
+        sk, hkv = k.shape[1], k.shape[2]
+        qt, kt, vt = (x.transpose(1, 2).double() for x in (q, k, v))
+        kt, vt = kt.repeat_interleave(hq // hkv, dim=1), vt.repeat_interleave(hq // hkv, dim=1)
+        s = qt @ kt.transpose(-1, -2) * (scale or 1 / d ** 0.5)
+        if causal:
+            i = torch.arange(sq)[:, None]
+            j = torch.arange(sk)[None, :]
+            s = s.masked_fill(j > i + sk - sq, float("-inf"))
+        lse = torch.logsumexp(s, dim=-1)
+        return (torch.softmax(s, dim=-1) @ vt).transpose(1, 2), lse
+
+    def fwd(self, q, k, v, causal, scale):
+        self.calls.append(("fwd", causal, scale))
+        o, lse = self._math(q, k, v, causal, scale)
+        return o.to(q.dtype).contiguous(), lse.float()
+
+    def bwd(self, dout, q, k, v, o, lse, causal, scale, schedule, num_ctas):
+        self.calls.append(("bwd", causal, scale, schedule, num_ctas))
+        with torch.enable_grad():  # called from a backward, where grad mode is off
+            leaves = [x.detach().double().requires_grad_(True) for x in (q, k, v)]
+            out, _ = self._math(*leaves, causal, scale)
+            g = torch.autograd.grad(out, leaves, dout.double())
+        return tuple(x.to(q.dtype) for x in g)
+
+
+def test_eager_function_calls_the_extension_like_the_custom_ops(monkeypatch):
+    """The eager path (CPU tensors here, with the applicability test and the extension faked):
+    one fwd and one bwd call with the arguments the custom ops pass, the extension's values as
+    output and gradients, lse not differentiable."""
+    ext = _FakeExtension()
+    monkeypatch.setattr(_ops, "extension", lambda: ext)
+    monkeypatch.setattr(_ops, "eager_function_applies", lambda q, k, v: True)
+    monkeypatch.setattr(dash_attn, "_check_inputs", lambda fn, q, k, v: None)  # CPU tensors here
+    g = torch.Generator().manual_seed(7)
+    q = torch.randn(2, 70, 4, 64, generator=g).to(BF16).requires_grad_(True)
+    k = torch.randn(2, 90, 2, 64, generator=g).to(BF16).requires_grad_(True)
+    v = torch.randn(2, 90, 2, 64, generator=g).to(BF16).requires_grad_(True)
+    do = torch.randn(2, 70, 4, 64, generator=g).to(BF16)
+    o = dash_attn.attention(q, k, v, causal=True, schedule="spt", deterministic=True, num_ctas=31)
+    dq, dk, dv = torch.autograd.grad(o, (q, k, v), do)
+    assert ext.calls == [("fwd", True, 0.0), ("bwd", True, 0.0, "spt", 31)]
+    ref_o, _ = ext.fwd(q.detach(), k.detach(), v.detach(), True, 0.0)
+    ref = ext.bwd(do, q.detach(), k.detach(), v.detach(), None, None, True, 0.0, "spt", 31)
+    assert torch.equal(o.detach(), ref_o)
+    for a, b in zip((dq, dk, dv), ref):
+        assert torch.equal(a, b)
+    # softmax_scale and schedule resolution happen before the path is chosen
+    ext.calls.clear()
+    o = dash_attn.attention(q, k, v, softmax_scale=0.1, deterministic=False)
+    torch.autograd.grad(o, (q, k, v), do)
+    assert ext.calls == [("fwd", False, 0.1), ("bwd", False, 0.1, "atomic", 0)]

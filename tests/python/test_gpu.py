@@ -194,6 +194,33 @@ def test_torch_compile_matches_eager_bitwise(causal):
         assert torch.equal(a, b.transpose(1, 2)), f"compiled SDPA-layout {name} differs from eager"
 
 
+def test_eager_function_same_bits_as_custom_op():
+    """DASH_EAGER_FUNCTION (draft, dash_attn._ops._EagerAttention): the eager autograd.Function
+    path calls the same extension functions with the same arguments as the custom ops, so o and
+    the gradients are bitwise equal, also for strided views; and it is the path actually taken."""
+    from dash_attn import _ops
+
+    def run(q, k, v, do, causal):
+        leaves = [x.detach().requires_grad_(True) if x.is_contiguous() else x for x in (q, k, v)]
+        o = dash_attn.attention(*leaves, causal=causal, deterministic=True)
+        return o, (o.detach(),) + tuple(torch.autograd.grad(o, leaves, do))
+
+    for b, sq, sk, hq, hkv, d, causal, seed in [(2, 113, 113, 4, 1, 128, True, 21), (1, 1000, 1000, 8, 2, 64, False, 22),
+                                               (2, 300, 700, 4, 2, 128, True, 23)]:
+        q, k, v, do = make_inputs(b, sq, sk, hq, hkv, d, BF16, seed=seed)
+        # q as a strided view (every other head of a wider tensor), as a fused QKV projection gives
+        wide = torch.stack([q, q.flip(1)], dim=3).reshape(b, sq, 2 * hq, d).detach().requires_grad_(True)
+        qv = wide[:, :, 0::2]
+        assert not qv.is_contiguous() and torch.equal(qv, q)
+        for qq in (q, qv):
+            _, base = run(qq, k, v, do, causal)
+            with _ops.eager_function():
+                o, eager = run(qq, k, v, do, causal)
+            assert type(o.grad_fn).__name__.startswith("_EagerAttention"), type(o.grad_fn).__name__
+            for name, x, y in zip(("o", "dq", "dk", "dv"), base, eager):
+                assert torch.equal(x, y), f"eager path {name} differs ({b},{sq},{sk},{hq},{hkv},{d}, strided q: {qq is qv})"
+
+
 def test_sdpa_layout_and_strided_inputs_same_bits():
     q, k, v, do = make_inputs(2, 300, 500, 8, 2, 64, BF16, seed=4)
     base = ours(q, k, v, do, True, deterministic=True)
