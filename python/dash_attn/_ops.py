@@ -119,6 +119,12 @@ def fwd(
     """(o, lse): o (batch, seqlen_q, heads_q, head_dim) contiguous, lse (batch, heads_q,
     seqlen_q) float32 natural log (-inf for a row that sees no key). softmax_scale 0 selects
     1/sqrt(head_dim)."""
+    return _run_fwd(q, k, v, causal, softmax_scale)
+
+
+def _run_fwd(q, k, v, causal, softmax_scale):
+    """The forward through the extension (the real implementation of dash_attn::fwd, and the
+    eager path's)."""
     o, lse = extension().fwd(kernel_layout(q), kernel_layout(k), kernel_layout(v), causal, softmax_scale)
     return o, lse
 
@@ -148,6 +154,12 @@ def bwd(
     """(dq, dk, dv), contiguous, with the dtypes and shapes of q, k, v. schedule is a concrete
     name or "auto" (resolved by the planner); "atomic" is non-deterministic. num_ctas 0 sizes the
     persistent grid from the device."""
+    return _run_bwd(dout, q, k, v, o, lse, causal, softmax_scale, schedule, num_ctas)
+
+
+def _run_bwd(dout, q, k, v, o, lse, causal, softmax_scale, schedule, num_ctas):
+    """The backward through the extension (the real implementation of dash_attn::bwd, and the
+    eager path's): (dq, dk, dv)."""
     return tuple(
         extension().bwd(
             kernel_layout(dout),
@@ -235,7 +247,7 @@ class _EagerAttention(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, causal, softmax_scale, bwd_schedule, bwd_num_ctas):
-        o, lse = extension().fwd(kernel_layout(q), kernel_layout(k), kernel_layout(v), causal, softmax_scale)
+        o, lse = _run_fwd(q, k, v, causal, softmax_scale)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.causal = causal
         ctx.softmax_scale = softmax_scale
@@ -251,16 +263,5 @@ class _EagerAttention(torch.autograd.Function):
         if grad_o is None:
             return None, None, None, None, None, None, None
         dout = kernel_layout(grad_o, check_offset=False)
-        dq, dk, dv = extension().bwd(
-            kernel_layout(dout),
-            kernel_layout(q),
-            kernel_layout(k),
-            kernel_layout(v),
-            kernel_layout(o),
-            lse.contiguous(),
-            ctx.causal,
-            ctx.softmax_scale,
-            ctx.bwd_schedule,
-            ctx.bwd_num_ctas,
-        )
+        dq, dk, dv = _run_bwd(dout, q, k, v, o, lse, ctx.causal, ctx.softmax_scale, ctx.bwd_schedule, ctx.bwd_num_ctas)
         return dq, dk, dv, None, None, None, None
