@@ -721,6 +721,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     stage_dq(acc, use, meta, wg, 0);
   };
   int prev_i = 0, prev_hq = 0;
+  // DRAFT (p.early_dv; not with kLag, which orders its GEMMs itself): issue dV = P^T dO as soon as
+  // P^T is in registers, before waiting for dP^T, so that the tensor cores work under the dS math
+  // (both warpgroups reach it together). Same GEMMs, same operands, same order per accumulator.
+  const bool early_dv = !kLag && p.early_dv != 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const TaskRef tr = read_published_task(bars, s_task, it);
@@ -770,6 +774,20 @@ __global__ void __launch_bounds__(kThreads, 1)
                                        sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
           ptx::wgmma_commit_group();
         };
+        // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q; B = dO / Q MN-major (hdim chunks 8 KiB
+        // apart). One commit group each.
+        auto issue_rs = [&](float (&acc)[D / 2], uint32_t (&frag)[4][4], uint32_t b_off) {
+          constexpr uint32_t kLbo = sm90::subtile_bytes(kBM);  // hdim chunks of dO / Q, 8 KiB apart
+          const uint32_t b_lo = sm90::smem_desc_lo(opaque(smem_u32) + b_off + st * L::kQBytes, kLbo);
+          ptx::warpgroup_fence_operand(acc);
+#pragma unroll
+          for (int k = 0; k < 4; ++k) ptx::warpgroup_fence_operand(frag[k]);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int k = 0; k < 4; ++k)
+            ptx::wgmma_rs<D, 1, T>(acc, frag[k], sw128_desc_step<1024>(b_lo, k * sm90::kMNMajorStepBytes), 1);
+          ptx::wgmma_commit_group();
+        };
         uint32_t pf[4][4], df[4][4];
         {
           float sacc[32], dpacc[32];
@@ -796,9 +814,23 @@ __global__ void __launch_bounds__(kThreads, 1)
             compute_p<true, kCausal>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
 #pragma unroll
           for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(sacc, k, pf[k]);
-          ptx::wgmma_wait_group<0>();
-          ptx::warpgroup_fence_operand(dpacc);
-          compute_ds<T>(dpacc, pf, sDsum, quad);
+          if (early_dv) {  // DRAFT (p.early_dv), CTA-uniform: dV's GEMM runs under the dS math
+            // compute_ds reads P^T from a copy: the in-flight dV wgmma owns pf until it retires
+            // (PTX: its A registers must not be accessed before the wait). Same values: same bits.
+            uint32_t pc[4][4];
+#pragma unroll
+            for (int k = 0; k < 4; ++k)
+#pragma unroll
+              for (int x = 0; x < 4; ++x) pc[k][x] = opaque(pf[k][x]);  // a distinct register
+            issue_rs(dv, pf, L::kdOOff);
+            ptx::wgmma_wait_group<1>();  // S^T and dP^T retired; dV may run
+            ptx::warpgroup_fence_operand(dpacc);
+            compute_ds<T>(dpacc, pc, sDsum, quad);
+          } else {
+            ptx::wgmma_wait_group<0>();
+            ptx::warpgroup_fence_operand(dpacc);
+            compute_ds<T>(dpacc, pf, sDsum, quad);
+          }
 #pragma unroll
           for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(dpacc, k, df[k]);
         }
@@ -824,21 +856,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> wgmma (async proxy)
         if constexpr (kLag) cuda::ptx::mbarrier_arrive(&bars.ds_full[step_use & 1]);  // every MMA thread
 
-        // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q; B = dO / Q MN-major (hdim chunks 8 KiB
-        // apart). One commit group each.
-        const uint32_t rs_base = opaque(smem_u32);
-        auto issue_rs = [&](float (&acc)[D / 2], uint32_t (&frag)[4][4], uint32_t b_off) {
-          constexpr uint32_t kLbo = sm90::subtile_bytes(kBM);  // hdim chunks of dO / Q, 8 KiB apart
-          const uint32_t b_lo = sm90::smem_desc_lo(rs_base + b_off + st * L::kQBytes, kLbo);
-          ptx::warpgroup_fence_operand(acc);
-#pragma unroll
-          for (int k = 0; k < 4; ++k) ptx::warpgroup_fence_operand(frag[k]);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int k = 0; k < 4; ++k)
-            ptx::wgmma_rs<D, 1, T>(acc, frag[k], sw128_desc_step<1024>(b_lo, k * sm90::kMNMajorStepBytes), 1);
-          ptx::wgmma_commit_group();
-        };
+        // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q (issue_rs above; with early_dv, dV was
+        // issued before dS).
         // Waits for every GEMM of the step (their A fragments are then free) and fences every operand.
         auto retire_all = [&]() {
           ptx::wgmma_wait_group<0>();
@@ -878,7 +897,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // order, so wait_group 1 retires dV and dQ while dK still runs, and the dQ partial is
           // staged for the writer under dK (it was staged after all three GEMMs: +3-10%, bea1336
           // A/B). Each GEMM accumulates in the same order as before: the same bits.
-          issue_rs(dv, pf, L::kdOOff);
+          if (!early_dv) issue_rs(dv, pf, L::kdOOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
           float dqacc[32];
           issue_dq(dqacc, step_use & 1, wg);
@@ -901,7 +920,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // arrives on dq_full[dbuf] (the count stays kMmaArrivals). The dQ warpgroup alternates,
           // so the two stay balanced over two steps. Same staging order as hdim 128 with wg = 0.
           // (The hdim 128 order, dV / dQ / dK with dQ staged under dK, cost 5-23% here, bea1336.)
-          issue_rs(dv, pf, L::kdOOff);
+          if (!early_dv) issue_rs(dv, pf, L::kdOOff);
           issue_rs(dk, df, L::kQOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
           retire_all();
