@@ -49,10 +49,7 @@ def main(argv=None):
 
     def dash_path(eager):
         def step():
-            if eager:
-                with _ops.eager_function():
-                    o = dash_attn.attention(q, k, v, causal=True, schedule="descending", deterministic=True)
-            else:
+            with _ops.eager_function(eager):  # False: the custom ops even under DASH_EAGER_FUNCTION=1
                 o = dash_attn.attention(q, k, v, causal=True, schedule="descending", deterministic=True)
             return torch.autograd.grad(o, (q, k, v), do)
         return step

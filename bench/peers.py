@@ -415,11 +415,6 @@ class ImplRun:
         return res
 
 
-def run_impl(name, q, k, v, dout, causal, args, state, timer, ref):
-    """Time one implementation on one shape, one round; returns the result dict (never raises)."""
-    return ImplRun(name, q, k, v, dout, causal, args, state, timer, ref).setup().time_round().result()
-
-
 # ---------------------------------------------------------------------------------------------
 def ratio(a, b):
     if a is None or b is None or not b or not math.isfinite(a) or not math.isfinite(b):
@@ -606,6 +601,8 @@ def main(argv=None):
     ap.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
     ap.add_argument("--fake-dash", action="store_true", help=argparse.SUPPRESS)  # self-test of this script
     args = ap.parse_args(argv)
+    if args.rounds < 1 or args.reps < 1:
+        ap.error(f"--rounds and --reps must be >= 1, got {args.rounds} and {args.reps}")
     for pth in (args.json, args.png):
         if pth and os.path.dirname(pth):
             os.makedirs(os.path.dirname(pth), exist_ok=True)

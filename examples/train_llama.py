@@ -251,11 +251,9 @@ class AttnImpl:
             self.dash = dash_attn
 
     def __call__(self, q, k, v):
-        if self.name == "dash":
-            return self.dash.attention(q, k, v, causal=True, schedule=self.schedule, deterministic=True,
-                                       num_ctas=self.num_ctas)
-        if self.name == "dash_eager":  # the path is chosen at the forward call; the backward follows it
-            with self.dash._ops.eager_function():
+        if self.name in ("dash", "dash_eager"):
+            # the path (custom ops / eager Function draft) is chosen at the forward call; the backward follows it
+            with self.dash._ops.eager_function() if self.name == "dash_eager" else contextlib.nullcontext():
                 return self.dash.attention(q, k, v, causal=True, schedule=self.schedule, deterministic=True,
                                            num_ctas=self.num_ctas)
         if self.name == "dash_atomic":

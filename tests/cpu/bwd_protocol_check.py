@@ -445,13 +445,14 @@ class Model:
                                       f"MMA thread(s) {self.mask(s[q + 2])} still read step {s[q]}"), known
                     s[q], s[q + 1] = what, 0
                 out.append((tuple(s), x))
-            elif kind == "publish":
-                s[self.O_TASK + op[1]] = op[2]
+            elif kind in ("publish", "mail"):  # write a task slot / a mailbox slot
+                s[(self.O_TASK if kind == "publish" else self.O_MAIL) + op[1]] = op[2]
                 out.append((tuple(s), x))
-            elif kind == "read_task":
-                v = st[self.O_TASK + op[1]]
+            elif kind in ("read_task", "read_mail"):  # read one, which must hold what the reader expects
+                what = "TASK: {} reads task slot" if kind == "read_task" else "MAILBOX: {} reads mailbox slot"
+                v = st[(self.O_TASK if kind == "read_task" else self.O_MAIL) + op[1]]
                 if v != op[2]:
-                    return None, f"STALE TASK: {who} reads task slot {op[1]} = {v}, expected {op[2]}", known
+                    return None, f"STALE {what.format(who)} {op[1]} = {v}, expected {op[2]}", known
                 out.append((tuple(s), x))
             elif kind == "drain":
                 if st[self.O_SRED] >= op[1]:
@@ -471,14 +472,6 @@ class Model:
                 s[self.O_STG + buf * self.NM + (x - 2)] = u
                 if meta:
                     s[self.O_MAIL + buf] = u
-                out.append((tuple(s), x))
-            elif kind == "mail":
-                s[self.O_MAIL + op[1]] = op[2]
-                out.append((tuple(s), x))
-            elif kind == "read_mail":
-                v = st[self.O_MAIL + op[1]]
-                if v != op[2]:
-                    return None, f"STALE MAILBOX: {who} reads mailbox slot {op[1]} = {v}, expected {op[2]}", known
                 out.append((tuple(s), x))
             elif kind == "reduce":
                 _, buf, q, portions = op
