@@ -2,8 +2,9 @@
 """Host time per attention call (issue 6): how long the CPU takes to issue one forward + backward
 through each path, on a shape whose GPU work is small enough that the host sets the pace.
 
-Paths: dash (the torch.library custom ops), dash_eager (the eager autograd.Function path,
-DRAFT: dash_attn._ops.eager_function), sdpa_cudnn and sdpa_flash (PyTorch's SDPA, C++).
+Paths: dash (dash_attn.attention's default eager autograd.Function path), dash_op (the
+torch.library custom ops, as under torch.compile: dash_attn._ops.eager_function(False)),
+sdpa_cudnn and sdpa_flash (PyTorch's SDPA, C++).
 For each: N iterations of fwd + autograd.grad with no synchronisation inside the loop; reported:
 host microseconds per iteration (wall time of the loop / N, then a sync outside the timing) and
 the stream time of the same loop (CUDA events from before the first launch to after the last:
@@ -32,7 +33,7 @@ def main(argv=None):
     ap.add_argument("--hdim", type=int, default=128)
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--paths", default="dash,dash_eager,sdpa_cudnn,sdpa_flash")
+    ap.add_argument("--paths", default="dash,dash_op,sdpa_cudnn,sdpa_flash")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     import dash_attn
@@ -49,7 +50,7 @@ def main(argv=None):
 
     def dash_path(eager):
         def step():
-            with _ops.eager_function(eager):  # False: the custom ops even under DASH_EAGER_FUNCTION=1
+            with _ops.eager_function(eager):  # False: the custom ops
                 o = dash_attn.attention(q, k, v, causal=True, schedule="descending", deterministic=True)
             return torch.autograd.grad(o, (q, k, v), do)
         return step
@@ -62,7 +63,7 @@ def main(argv=None):
                 return torch.autograd.grad(o, (q, k, v), do.transpose(1, 2))
         return step
 
-    paths = {"dash": dash_path(False), "dash_eager": dash_path(True),
+    paths = {"dash": dash_path(True), "dash_op": dash_path(False),
              "sdpa_cudnn": sdpa_path(SDPBackend.CUDNN_ATTENTION), "sdpa_flash": sdpa_path(SDPBackend.FLASH_ATTENTION)}
     names = [n for n in args.paths.split(",") if n]
     res = {n: {"host_us": [], "stream_us": []} for n in names}

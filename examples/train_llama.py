@@ -28,8 +28,9 @@ Attention (`--attn`):
   sdpa_detmode   F.scaled_dot_product_attention, PyTorch's own backend choice, under strict
                  torch.use_deterministic_algorithms(True)
   sdpa           SDPA, default backend, no extra context (for CPU smoke tests)
-  dash_eager     as dash, through the eager autograd.Function path (DRAFT, dash_attn._ops.eager_function):
-                 the same kernels and bits without torch.library's per-call Python dispatch
+  dash_op        as dash, through the torch.library custom ops instead of the eager autograd.Function
+                 path that dash_attn.attention takes by default outside torch.compile (the same kernels
+                 and bits; DASH_EAGER_FUNCTION=0 makes every dash run do this)
 
 End-to-end determinism: what this script sets (besides attention)
   * CUBLAS_WORKSPACE_CONFIG=:4096:8, set before torch starts CUDA (cuBLAS picks split-K /
@@ -117,9 +118,9 @@ PRESETS = {
     "small": dict(layers=6, dim=512, heads=4, kv_heads=1, head_dim=128, ffn=1408),
     "tiny": dict(layers=2, dim=128, heads=4, kv_heads=2, head_dim=32, ffn=352),
 }
-# dash_eager: dash through the eager autograd.Function path (DRAFT, dash_attn._ops.eager_function:
-# the same kernels and bits without torch.library's per-call Python dispatch), for step-time A/Bs.
-ATTNS = ("dash", "dash_atomic", "sdpa_cudnn", "sdpa_detmode", "sdpa", "dash_eager")
+# dash_op: dash through the torch.library custom ops (dash_attn._ops.eager_function(False)) instead
+# of the default eager autograd.Function path: the same kernels and bits, for host-time A/Bs.
+ATTNS = ("dash", "dash_atomic", "sdpa_cudnn", "sdpa_detmode", "sdpa", "dash_op")
 VOCAB = 256  # bytes
 NCCL_SMS = 8  # SMs the dash_attn backward leaves free under DDP/FSDP (see --num-ctas)
 
@@ -251,9 +252,9 @@ class AttnImpl:
             self.dash = dash_attn
 
     def __call__(self, q, k, v):
-        if self.name in ("dash", "dash_eager"):
-            # the path (custom ops / eager Function draft) is chosen at the forward call; the backward follows it
-            with self.dash._ops.eager_function() if self.name == "dash_eager" else contextlib.nullcontext():
+        if self.name in ("dash", "dash_op"):
+            # the path (eager Function / custom ops) is chosen at the forward call; the backward follows it
+            with self.dash._ops.eager_function(False) if self.name == "dash_op" else contextlib.nullcontext():
                 return self.dash.attention(q, k, v, causal=True, schedule=self.schedule, deterministic=True,
                                            num_ctas=self.num_ctas)
         if self.name == "dash_atomic":

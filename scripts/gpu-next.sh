@@ -9,7 +9,7 @@
 #      --phases): what limits hdim 128 against cuDNN (0.88-0.97).
 #   2. The PyTorch package (pip, in the background during 1), then the host time per attention call
 #      (bench/host_overhead.py: custom ops vs the eager-Function draft vs SDPA), the draft's bits
-#      test, and the training-step A/B (dash, dash_eager, cuDNN SDPA, det. SDPA) with the SM clock
+#      test, and the training-step A/B (dash, dash_op, cuDNN SDPA, det. SDPA) with the SM clock
 #      / power logged per block (scripts/gpu-step-clocks.sh): what the slow mode is, and whether
 #      the host path per call matters.
 #   3. bench/peers.py with interleaved rounds (3 x 4 iterations, scripts/bench-python.sh): the
@@ -62,7 +62,7 @@ if [[ $P == *" 2 "* ]]; then
   timeout -k 5 60 python bench/host_overhead.py --json "$OUT/host.json" > "$OUT/host.log" 2>&1; echo "host_overhead rc $?"; tail -4 "$OUT/host.log"
   timeout -k 5 90 python -m pytest -q -rs tests/python/test_gpu.py -k eager > "$OUT/pytest-eager.log" 2>&1
   echo "eager-path bits: $(tail -1 "$OUT/pytest-eager.log")"
-  ATTNS=${ATTNS:-dash,dash_eager,sdpa_cudnn,sdpa_detmode} BLOCKS=${BLOCKS:-10} OUT=$OUT/clocks timeout -k 5 220 \
+  ATTNS=${ATTNS:-dash,dash_op,sdpa_cudnn,sdpa_detmode} BLOCKS=${BLOCKS:-10} OUT=$OUT/clocks timeout -k 5 220 \
     bash scripts/gpu-step-clocks.sh | tail -9
 fi
 if [[ $P == *" 3 "* ]]; then

@@ -184,7 +184,7 @@ def _attention(fn, q, k, v, causal, softmax_scale, schedule, deterministic, num_
     sched = _resolve_schedule(fn, schedule, deterministic)
     if isinstance(num_ctas, bool) or not isinstance(num_ctas, int) or num_ctas < 0:
         raise ValueError(f"{fn}: num_ctas must be an int >= 0 (0 = sized from the device), got {num_ctas!r}")
-    if _ops.eager_function_applies(q, k, v):  # DRAFT, off by default (DASH_EAGER_FUNCTION=1)
+    if _ops.eager_function_applies(q, k, v):  # the default eager path (DASH_EAGER_FUNCTION=0: custom ops)
         o, _ = _ops._EagerAttention.apply(q, k, v, bool(causal), scale, sched, num_ctas)
         return o
     o, _ = _ops.fwd(

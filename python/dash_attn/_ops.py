@@ -205,24 +205,23 @@ def _backward(ctx, grad_o, grad_lse):
 fwd.register_autograd(_backward, setup_context=_setup_context)
 
 
-# ---- eager path without torch.library's dispatch (DRAFT) ------------------------------------------
-# torch.library.custom_op runs its autograd wrapper and dispatch in Python on every call: on the
-# 2-core dev machine (meta tensors, fake bodies) the forward op costs ~70 us more than the body
-# and a plain torch.autograd.Function ~20 us, i.e. roughly 100 us per attention layer and
-# training step, fwd + bwd (docs/training.md run 7: the step-time medians may be host-bound).
-# With DASH_EAGER_FUNCTION=1 (or inside `with eager_function():`), dash_attn.attention on plain
-# CUDA tensors outside torch.compile goes through _EagerAttention instead: the same extension
-# calls with the same arguments, so the same kernels and bits; torch.compile, FakeTensor, meta
-# tensors and tensor subclasses keep the custom ops. DRAFT: not yet run on a GPU (test
-# tests/python/test_gpu.py::test_eager_function_same_bits_as_custom_op; its speed is measured
-# with examples/step_time_ab.py --attns dash,dash_eager,...).
-_EAGER_FN = os.environ.get("DASH_EAGER_FUNCTION") == "1"
+# ---- the eager path: one autograd.Function, without torch.library's dispatch ----------------------
+# torch.library.custom_op runs its autograd wrapper and dispatch in Python on every call. Measured
+# on the H200 (bench/host_overhead.py, b=1 s=128 h=6/2 d=128, host-bound; docs/perf.md v10): one
+# forward + backward took 446.5 us through the custom ops, 248.9 us through _EagerAttention,
+# 253.5 us through cuDNN SDPA. So dash_attn.attention on plain CUDA tensors outside torch.compile
+# goes through _EagerAttention by default: the same extension calls with the same arguments, the
+# same kernels and bits (tests/python/test_gpu.py::test_eager_function_same_bits_as_custom_op);
+# torch.compile, FakeTensor, meta tensors and tensor subclasses (DTensor, ...) keep the custom ops.
+# DASH_EAGER_FUNCTION=0 (or `with eager_function(False):`) uses the custom ops everywhere.
+_EAGER_FN = os.environ.get("DASH_EAGER_FUNCTION") != "0"
 
 
 @contextlib.contextmanager
 def eager_function(enabled: bool = True):
-    """Within the block, dash_attn.attention uses the eager autograd.Function path (DRAFT; see
-    DASH_EAGER_FUNCTION above). Not thread-local: the setting is process-wide while it lasts."""
+    """Within the block, dash_attn.attention on plain CUDA tensors uses the eager autograd.Function
+    path (enabled=True, the default) or the custom ops (False); see DASH_EAGER_FUNCTION above. Not
+    thread-local: the setting is process-wide while it lasts."""
     global _EAGER_FN
     old, _EAGER_FN = _EAGER_FN, bool(enabled)
     try:

@@ -403,7 +403,10 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
-  p.early_dv = kernels::env_set_to_one("DASH_BWD_EARLY_DV");
+  // Early dV (docs/perf.md v10): on by default at head_dim 64 (+0.4..+1.1% geomean over the
+  // ordered schedules, 2 interleaved rounds), off at 128 (-1.6..-2.1%: the P^T copy it needs
+  // costs more than the overlap wins there). DASH_BWD_EARLY_DV=0 / =1 forces it off / on.
+  p.early_dv = s.head_dim == 64 ? kernels::env_not_zero("DASH_BWD_EARLY_DV") : kernels::env_set_to_one("DASH_BWD_EARLY_DV");
   {
     const char* ta = std::getenv("DASH_BWD_TAKE_AHEAD");
     p.take_ahead = ta != nullptr ? std::max(0, std::atoi(ta)) : kernels::kDefaultTakeAhead;

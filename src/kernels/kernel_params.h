@@ -91,10 +91,11 @@ struct BwdKernelParams {
   // (ascending, spt, descending), take the next task only once the MMA warps have finished the
   // previous one, as the sm80 kernel does, instead of up to two tasks ahead. Does not change any bit.
   int take_late;
-  // DRAFT (DASH_BWD_EARLY_DV=1, sm90 backward, not with the lagged-dQ draft): each step issues
-  // dV += P^T dO right after P^T is computed, before waiting for dP^T, so that the tensor cores
-  // run it under the dS math instead of idling there (attn_bwd_sm90.cu, early_dv). The same GEMMs
-  // on the same operands in the same order: the same bits. Not yet run on a GPU.
+  // Early dV (sm90 backward, not with the lagged-dQ draft): each step issues dV += P^T dO right
+  // after P^T is computed, before waiting for dP^T, so that the tensor cores run it under the dS
+  // math (attn_bwd_sm90.cu, early_dv). The same GEMMs on the same operands in the same order: the
+  // same bits (tests BwdSm90EarlyDv.*). Default on at head_dim 64, off at 128 (the launcher;
+  // DASH_BWD_EARLY_DV=0/1 forces it; measured: docs/perf.md v10).
   int early_dv;
 };
 

@@ -624,13 +624,13 @@ TEST(BwdSm90DualWriter, AtomicModeAccurate) {
   expect_atomic_accurate_with({"DASH_BWD_DUAL_WRITER", "DASH_BWD_EARLY_RELEASE"}, 8300);
 }
 
-// DASH_BWD_EARLY_DV=1 (draft, attn_bwd_sm90.cu early_dv): dV = P^T dO issued before the dP^T
-// wait, under the dS math; compute_ds reads a copy of the P^T fragments. Same GEMMs, operands and
-// order: the same bits, and atomic mode as accurate. Not gated: the first GPU run of the draft is
-// this test (docs/perf.md v9, "Next device call").
+// Early dV (attn_bwd_sm90.cu early_dv; default on at head_dim 64, off at 128): dV = P^T dO issued
+// before the dP^T wait, under the dS math; compute_ds reads a copy of the P^T fragments. Same
+// GEMMs, operands and order: the same bits either way, and atomic mode as accurate.
 TEST(BwdSm90EarlyDv, BitwiseEqualToTheDefaultPath) {
   REQUIRE_SM90();
-  expect_switch_keeps_bits("DASH_BWD_EARLY_DV", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 8500);
+  expect_switch_keeps_bits("DASH_BWD_EARLY_DV", {{DType::kBF16, 128}, {DType::kFP16, 128}}, 8500, "1");
+  expect_switch_keeps_bits("DASH_BWD_EARLY_DV", {{DType::kBF16, 64}, {DType::kFP16, 64}}, 8510, "0");
 }
 TEST(BwdSm90EarlyDv, AtomicModeAccurate) {
   REQUIRE_SM90();

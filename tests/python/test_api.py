@@ -288,20 +288,36 @@ def test_compile_no_graph_break_and_determinism_guard():
     assert explain.graph_break_count == 0 and explain.graph_count == 1
 
 
-# ---- eager autograd.Function path (DRAFT, DASH_EAGER_FUNCTION) ------------------------------------
-def test_eager_function_off_by_default_and_only_for_plain_cuda_tensors():
+# ---- eager autograd.Function path (the default; DASH_EAGER_FUNCTION=0 turns it off) ------------------
+def test_eager_function_on_by_default_and_only_for_plain_cuda_tensors():
     q, k, v = qkv_meta()
-    assert not _ops.eager_function_applies(q, k, v)  # off unless DASH_EAGER_FUNCTION=1
+    assert _ops._EAGER_FN == (os.environ.get("DASH_EAGER_FUNCTION") != "0")  # on unless DASH_EAGER_FUNCTION=0
     with _ops.eager_function():
+        assert _ops._EAGER_FN
         assert not _ops.eager_function_applies(q, k, v)  # meta tensors keep the custom ops
         with FakeTensorMode():
             fq = torch.empty(2, 64, 4, 64, dtype=BF16, device="cuda")
             assert not _ops.eager_function_applies(fq, fq, fq)  # FakeTensor keeps the custom ops
             out = dash_attn.attention(fq, fq, fq, causal=True)  # still traces through the fake op
             assert out.shape == fq.shape
-    with _ops.eager_function(False):
-        assert not _ops._EAGER_FN
-    assert not _ops._EAGER_FN
+        with _ops.eager_function(False):
+            assert not _ops._EAGER_FN
+        assert _ops._EAGER_FN
+    default = _ops._EAGER_FN
+    with _ops.eager_function(not default):
+        assert _ops._EAGER_FN is (not default)
+    assert _ops._EAGER_FN is default
+
+
+def test_eager_function_env_switch():
+    """DASH_EAGER_FUNCTION: unset or anything but "0" -> the eager path; "0" -> the custom ops."""
+    code = "import dash_attn._ops as o; print(o._EAGER_FN)"
+    for val, want in ((None, "True"), ("1", "True"), ("0", "False")):
+        env = {k: x for k, x in os.environ.items() if k != "DASH_EAGER_FUNCTION"}
+        if val is not None:
+            env["DASH_EAGER_FUNCTION"] = val
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip().splitlines()[-1] == want, (val, out.stdout, out.stderr)
 
 
 class _FakeExtension:

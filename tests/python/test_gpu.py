@@ -195,8 +195,8 @@ def test_torch_compile_matches_eager_bitwise(causal):
 
 
 def test_eager_function_same_bits_as_custom_op():
-    """DASH_EAGER_FUNCTION (draft, dash_attn._ops._EagerAttention): the eager autograd.Function
-    path calls the same extension functions with the same arguments as the custom ops, so o and
+    """The eager autograd.Function path (dash_attn._ops._EagerAttention, the default outside
+    torch.compile; DASH_EAGER_FUNCTION=0 turns it off) calls the same extension functions with the same arguments as the custom ops, so o and
     the gradients are bitwise equal, also for strided views; and it is the path actually taken."""
     from dash_attn import _ops
 
@@ -213,7 +213,9 @@ def test_eager_function_same_bits_as_custom_op():
         qv = wide[:, :, 0::2]
         assert not qv.is_contiguous() and torch.equal(qv, q)
         for qq in (q, qv):
-            _, base = run(qq, k, v, do, causal)
+            with _ops.eager_function(False):
+                o, base = run(qq, k, v, do, causal)
+            assert not type(o.grad_fn).__name__.startswith("_EagerAttention"), type(o.grad_fn).__name__
             with _ops.eager_function():
                 o, eager = run(qq, k, v, do, causal)
             assert type(o.grad_fn).__name__.startswith("_EagerAttention"), type(o.grad_fn).__name__
