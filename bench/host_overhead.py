@@ -34,6 +34,7 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--paths", default="dash,dash_op,sdpa_cudnn,sdpa_flash")
+    ap.add_argument("--schedule", default="auto", help="dash's backward schedule (auto: as examples/train_llama.py)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     import dash_attn
@@ -51,7 +52,7 @@ def main(argv=None):
     def dash_path(eager):
         def step():
             with _ops.eager_function(eager):  # False: the custom ops
-                o = dash_attn.attention(q, k, v, causal=True, schedule="descending", deterministic=True)
+                o = dash_attn.attention(q, k, v, causal=True, schedule=args.schedule, deterministic=True)
             return torch.autograd.grad(o, (q, k, v), do)
         return step
 

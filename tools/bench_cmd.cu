@@ -153,6 +153,19 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
+// FNV-1a (64-bit) over the bytes of device buffers: the gradients' fingerprint in the JSON
+// ("grad_hash"), to compare the bits of two builds (e.g. a kernel change that must keep them).
+uint64_t hash_device(std::initializer_list<std::pair<const void*, size_t>> bufs) {
+  uint64_t h = 1469598103934665603ull;
+  std::vector<unsigned char> host;
+  for (auto [p, bytes] : bufs) {
+    host.resize(bytes);
+    BENCH_CUDA(cudaMemcpy(host.data(), p, bytes, cudaMemcpyDeviceToHost));
+    for (unsigned char c : host) h = (h ^ c) * 1099511628211ull;
+  }
+  return h;
+}
+
 template <typename F>
 float time_ms(F&& f, int reps) {
   cudaEvent_t a, b;
@@ -262,7 +275,10 @@ int bench_main(int argc, char** argv) {
     tp.seqlen_k = s.seqlen_k; tp.block_m = bm; tp.block_n = bn; tp.causal = s.causal;
     const dash::CostModel cm = dash::CostModel::for_shape(s.head_dim, bm, bn, dash::CostParams::for_tiles(bm, bn));
 
-    struct Row { dash::Schedule sched, ran; float ms; double pred_ms; std::string note; int head_block, dq_writers; };
+    struct Row {
+      dash::Schedule sched, ran; float ms; double pred_ms; std::string note; int head_block, dq_writers;
+      uint64_t grad_hash;  // of dq, dk, dv after the last timed run (stable for the deterministic schedules)
+    };
     std::vector<Row> rows;
     float atomic_ms = 0;
     for (dash::Schedule sc : opt.schedules) {
@@ -279,7 +295,8 @@ int bench_main(int argc, char** argv) {
       const double pred = dash::plan::predict_us(tp, info.schedule, cm, info.num_ctas, opt.dispatch) * 1e-3;
       std::string note = info.note;
       if (sc == dash::Schedule::kAuto) note = std::string("-> ") + dash::schedule_name(info.schedule) + (note.empty() ? "" : "; " + note);
-      rows.push_back({sc, info.schedule, ms, pred, note, info.head_block, info.dq_writers});
+      const uint64_t gh = hash_device({{dq, nq * 2}, {dk, nk * 2}, {dv, nk * 2}});
+      rows.push_back({sc, info.schedule, ms, pred, note, info.head_block, info.dq_writers, gh});
       if (sc == dash::Schedule::kAtomic) atomic_ms = ms;
     }
     for (const Row& r : rows) {
@@ -292,11 +309,12 @@ int bench_main(int argc, char** argv) {
                     "%s  {\"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"batch\": %d, \"heads\": %d, \"kv_heads\": %d, "
                     "\"schedule\": \"%s\", \"ran\": \"%s\", \"bwd_ms\": %.4f, \"bwd_tflops\": %.2f, \"pred_ms\": %.4f, "
                     "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f, \"layout\": \"%s\", "
-                    "\"head_block\": %d, \"dq_writers\": %d}",
+                    "\"head_block\": %d, \"dq_writers\": %d, \"grad_hash\": \"%016llx\"}",
                     first_json ? "" : ",\n", sh.hdim, s.causal ? "true" : "false", sh.seqlen, sh.batch, sh.heads,
                     sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms,
                     bwd_flops / r.ms * 1e-9, r.pred_ms, fwd_ms, fwd_flops / fwd_ms * 1e-9,
-                    atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd", r.head_block, r.dq_writers);
+                    atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd", r.head_block, r.dq_writers,
+                    static_cast<unsigned long long>(r.grad_hash));
       json += line;
       first_json = false;
     }
