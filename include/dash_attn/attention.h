@@ -3,7 +3,8 @@
 // Tensors are (batch, seqlen, heads, head_dim) with any element strides on the first three
 // dimensions and a contiguous last dimension (FlashAttention's layout). All pointers are device
 // pointers. Every entry point validates its arguments and returns a Status whose message names
-// the offending argument; nothing is launched when validation fails.
+// the offending argument; nothing is launched when validation fails. (pointers_verified, off by
+// default, lets a caller that knows its pointers skip the per-pointer CUDA queries.)
 #pragma once
 
 #include <cstddef>
@@ -55,6 +56,11 @@ struct AttnFwdParams {
   const void* v = nullptr;  Strides3 v_stride;
   void* o = nullptr;        Strides3 o_stride;
   float* lse = nullptr;     // (batch, heads_q, seqlen_q) contiguous fp32, natural log
+  // Opt-in, for callers that already know where their tensors live (the PyTorch binding):
+  // the caller guarantees every pointer is device memory of the current device; skips
+  // cudaPointerGetAttributes per pointer. Null, alignment, stride and shape checks still run.
+  // Default false: every pointer is checked.
+  bool pointers_verified = false;
 };
 
 struct AttnBwdParams {
@@ -75,6 +81,10 @@ struct AttnBwdParams {
   // When the schedule needs more co-resident CTAs than the grid has: fall back to
   // `descending` (true) or refuse with kInsufficientResources (false).
   bool allow_fallback = true;
+  // As AttnFwdParams::pointers_verified: the caller guarantees every pointer (q, k, v, o, dout,
+  // lse, dq, dk, dv) is device memory of the current device; skips cudaPointerGetAttributes per
+  // pointer. Null, alignment, stride, shape and workspace checks still run. Default false.
+  bool pointers_verified = false;
 };
 
 // What a backward launch actually did (optional output).

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -52,12 +53,16 @@ Status check_shape(const AttnShape& s) {
   return Status{};
 }
 
-Status check_device_ptr(const void* p, const char* name, bool needs_16b = true) {
+// verified (Attn*Params::pointers_verified): the caller guarantees that p is device memory of
+// the current device, so only the null and alignment checks run. The queries below are two
+// CUDA runtime calls per pointer, nine pointers per backward, on every call.
+Status check_device_ptr(const void* p, const char* name, bool needs_16b = true, bool verified = false) {
   if (p == nullptr) return make_status(StatusCode::kInvalidArgument, "%s is null", name);
   if (needs_16b && reinterpret_cast<uintptr_t>(p) % 16 != 0)
     return make_status(StatusCode::kInvalidArgument, "%s must be 16-byte aligned", name);
   if (!needs_16b && reinterpret_cast<uintptr_t>(p) % 4 != 0)
     return make_status(StatusCode::kInvalidArgument, "%s must be 4-byte aligned", name);
+  if (verified) return Status{};
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     cudaGetLastError();
@@ -96,14 +101,16 @@ struct TensorArg {
 };
 
 // Cheap checks first (strides, null, alignment) for every tensor, then the device-pointer
-// queries, so the first error reported is the most specific one.
-Status check_tensors(std::initializer_list<TensorArg> args) {
+// queries, so the first error reported is the most specific one. pointers_verified (the
+// caller vouches for the pointers, see attention.h) skips the queries, nothing else.
+Status check_tensors(std::initializer_list<TensorArg> args, bool pointers_verified) {
   for (const TensorArg& t : args) DASH_RETURN_IF_ERROR(check_strides(t.stride, t.name, t.seqlen, t.heads));
   for (const TensorArg& t : args) {
     if (t.ptr == nullptr) return make_status(StatusCode::kInvalidArgument, "%s is null", t.name);
     if (reinterpret_cast<uintptr_t>(t.ptr) % 16 != 0)
       return make_status(StatusCode::kInvalidArgument, "%s must be 16-byte aligned", t.name);
   }
+  if (pointers_verified) return Status{};
   for (const TensorArg& t : args) DASH_RETURN_IF_ERROR(check_device_ptr(t.ptr, t.name));
   return Status{};
 }
@@ -231,6 +238,26 @@ cudaError_t cached_bwd_occupancy(bool sm90, const AttnShape& s, int dev, int* pe
 }
 }  // namespace
 
+namespace {
+// SMs of a device, cached per device (a process sees a fixed count): the attribute query was a
+// CUDA runtime call on every backward. 0 = not known yet; a race stores the same value twice.
+// Devices past the table are queried on every call.
+cudaError_t cached_sm_count(int dev, int* num_sms) {
+  static std::atomic<int> cache[64];  // static storage: zero-initialized
+  const bool cacheable = dev >= 0 && dev < 64;
+  if (cacheable) {
+    const int n = cache[dev].load(std::memory_order_relaxed);
+    if (n > 0) {
+      *num_sms = n;
+      return cudaSuccess;
+    }
+  }
+  const cudaError_t err = cudaDeviceGetAttribute(num_sms, cudaDevAttrMultiProcessorCount, dev);
+  if (err == cudaSuccess && cacheable) cache[dev].store(*num_sms, std::memory_order_relaxed);
+  return err;
+}
+}  // namespace
+
 Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms) {
   int bm = 0, bn = 0;
   bwd_tile_sizes(shape, &bm, &bn);
@@ -244,8 +271,9 @@ Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
   DASH_RETURN_IF_ERROR(check_tensors({{a.q, a.q_stride, "q", s.seqlen_q, s.heads_q},
                                       {a.k, a.k_stride, "k", s.seqlen_k, s.heads_kv},
                                       {a.v, a.v_stride, "v", s.seqlen_k, s.heads_kv},
-                                      {a.o, a.o_stride, "o", s.seqlen_q, s.heads_q}}));
-  DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false));
+                                      {a.o, a.o_stride, "o", s.seqlen_q, s.heads_q}},
+                                     a.pointers_verified));
+  DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false, a.pointers_verified));
   kernels::FwdKernelParams p{};
   p.q = tref(a.q, a.q_stride);
   p.k = tref(a.k, a.k_stride);
@@ -287,8 +315,9 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
                                       {a.dout, a.dout_stride, "dout", s.seqlen_q, s.heads_q},
                                       {a.dq, a.dq_stride, "dq", s.seqlen_q, s.heads_q},
                                       {a.dk, a.dk_stride, "dk", s.seqlen_k, s.heads_kv},
-                                      {a.dv, a.dv_stride, "dv", s.seqlen_k, s.heads_kv}}));
-  DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false));
+                                      {a.dv, a.dv_stride, "dv", s.seqlen_k, s.heads_kv}},
+                                     a.pointers_verified));
+  DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false, a.pointers_verified));
 
   const kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(s, kernels::kBwdBlockM);
   if (workspace == nullptr) return make_status(StatusCode::kInvalidArgument, "workspace is null");
@@ -321,7 +350,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
 
   int dev = 0, num_sms = 0, per_sm = 0;
   DASH_CUDA_RETURN(cudaGetDevice(&dev));
-  DASH_CUDA_RETURN(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev));
+  DASH_CUDA_RETURN(cached_sm_count(dev, &num_sms));
   DASH_CUDA_RETURN(cached_bwd_occupancy(use_sm90, s, dev, &per_sm));
   const int capacity = std::min(num_sms * per_sm, kernels::kMaxBwdCtas);
   if (capacity < 1) return make_status(StatusCode::kInsufficientResources, "backward kernel cannot be resident");

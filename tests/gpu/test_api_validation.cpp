@@ -84,6 +84,52 @@ TEST(ApiValidation, StrideAndPointerErrorsNameTheTensor) {
   expect_error(attn_fwd(f, nullptr), StatusCode::kUnsupported, "head_dim 256");
 }
 
+// pointers_verified (set by the PyTorch binding) skips only the per-pointer CUDA queries: null,
+// alignment and stride errors are the same, with the same messages; with it, fake pointers get
+// past the pointer checks to the next one (the workspace size here, so nothing is launched).
+TEST(ApiValidation, VerifiedPointersStillCheckNullAlignmentAndStrides) {
+  AttnBwdParams p = valid_looking_bwd();
+  p.pointers_verified = true;
+  p.q = nullptr;
+  expect_error(bwd(p), StatusCode::kInvalidArgument, "q is null");
+  p = valid_looking_bwd(); p.pointers_verified = true; p.dout = fake(0x500008);
+  expect_error(bwd(p), StatusCode::kInvalidArgument, "dout must be 16-byte aligned");
+  p = valid_looking_bwd(); p.pointers_verified = true; p.dv = nullptr;
+  expect_error(bwd(p), StatusCode::kInvalidArgument, "dv is null");
+  p = valid_looking_bwd(); p.pointers_verified = true; p.k_stride.seq = 130;
+  expect_error(bwd(p), StatusCode::kInvalidArgument, "k strides");
+  p = valid_looking_bwd(); p.pointers_verified = true; p.lse = nullptr;
+  expect_error(bwd(p), StatusCode::kInvalidArgument, "lse is null");
+  p = valid_looking_bwd(); p.pointers_verified = true;
+  p.lse = static_cast<const float*>(fake(0x900002));
+  expect_error(bwd(p), StatusCode::kInvalidArgument, "lse must be 4-byte aligned");
+  p = valid_looking_bwd(); p.pointers_verified = true;
+  expect_error(bwd(p), StatusCode::kInvalidArgument, "workspace_bytes");  // 256 bytes: too small
+
+  AttnFwdParams f;
+  f.pointers_verified = true;
+  f.shape = p.shape;
+  f.q = p.q; f.q_stride = p.q_stride; f.k = p.k; f.k_stride = p.k_stride;
+  f.v = p.v; f.v_stride = p.v_stride; f.o = nullptr; f.o_stride = p.o_stride;
+  f.lse = static_cast<float*>(fake(0x900000));
+  expect_error(attn_fwd(f, nullptr), StatusCode::kInvalidArgument, "o is null");
+  f.o = fake(0x400004);
+  expect_error(attn_fwd(f, nullptr), StatusCode::kInvalidArgument, "o must be 16-byte aligned");
+  f.o = fake(0x400000); f.lse = static_cast<float*>(fake(0x900001));
+  expect_error(attn_fwd(f, nullptr), StatusCode::kInvalidArgument, "lse must be 4-byte aligned");
+}
+
+TEST(ApiValidation, UnverifiedPointersAreQueried) {
+  // The default (pointers_verified false): the fake pointers fail the device-pointer check
+  // before the workspace is looked at ("q is not a CUDA device pointer" without a usable GPU,
+  // "q is not device memory" with one).
+  const AttnBwdParams p = valid_looking_bwd();
+  ASSERT_FALSE(p.pointers_verified);
+  const Status st = bwd(p);
+  EXPECT_EQ(st.code, StatusCode::kInvalidArgument) << st.message;
+  EXPECT_EQ(std::string(st.message).rfind("q is not ", 0), 0u) << st.message;
+}
+
 TEST(ApiValidation, WorkspaceSizeIsLinearInSeqlen) {
   AttnShape s;
   s.batch = 1; s.heads_q = 8; s.heads_kv = 8; s.head_dim = 128;

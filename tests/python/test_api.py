@@ -381,3 +381,153 @@ def test_eager_function_calls_the_extension_like_the_custom_ops(monkeypatch):
     o = dash_attn.attention(q, k, v, softmax_scale=0.1, deterministic=False)
     torch.autograd.grad(o, (q, k, v), do)
     assert ext.calls == [("fwd", False, 0.1), ("bwd", False, 0.1, "atomic", 0)]
+
+
+class _RecordingExtension(_FakeExtension):
+    """_FakeExtension that also keeps the tensors each call received."""
+
+    def __init__(self):
+        super().__init__()
+        self.tensors = {}
+
+    def fwd(self, q, k, v, causal, scale):
+        o, lse = super().fwd(q, k, v, causal, scale)
+        self.tensors["fwd"] = dict(q=q, k=k, v=v, o=o, lse=lse)
+        return o, lse
+
+    def bwd(self, dout, q, k, v, o, lse, causal, scale, schedule, num_ctas):
+        self.tensors["bwd"] = dict(dout=dout, q=q, k=k, v=v, o=o, lse=lse)
+        return super().bwd(dout, q, k, v, o, lse, causal, scale, schedule, num_ctas)
+
+
+def _same_tensor(a, b):
+    """The same memory seen the same way (saved outputs come back as new tensor objects)."""
+    return (a.data_ptr(), a.shape, a.stride(), a.dtype) == (b.data_ptr(), b.shape, b.stride(), b.dtype)
+
+
+def test_eager_function_lays_out_once_and_reuses_the_forward_tensors(monkeypatch):
+    """The eager path lays q, k, v out once, in the forward, and its backward hands the extension
+    those tensors and the o / lse the forward's extension call made; only grad_o is laid out."""
+    ext = _RecordingExtension()
+    monkeypatch.setattr(_ops, "extension", lambda: ext)
+    monkeypatch.setattr(_ops, "eager_function_applies", lambda q, k, v: True)
+    monkeypatch.setattr(dash_attn, "_check_inputs", lambda fn, q, k, v: None)  # CPU tensors here
+    layouts = []
+    real_layout = _ops.kernel_layout
+
+    def counting_layout(t, check_offset=True):
+        layouts.append((tuple(t.shape), check_offset))
+        return real_layout(t, check_offset)
+
+    monkeypatch.setattr(_ops, "kernel_layout", counting_layout)
+    g = torch.Generator().manual_seed(11)
+    # head stride 68: not a multiple of 8, so q needs a copy; k and v are used as they are.
+    q = torch.randn(2, 40, 4, 68, generator=g).to(BF16)[..., :64].detach().requires_grad_(True)
+    k = torch.randn(2, 50, 2, 64, generator=g).to(BF16).requires_grad_(True)
+    v = torch.randn(2, 50, 2, 64, generator=g).to(BF16).requires_grad_(True)
+    do = torch.randn(2, 40, 1, 64, generator=g).to(BF16).expand(2, 40, 4, 64)  # head stride 0: copied
+    assert _ops.kernel_layout(q) is not q
+    layouts.clear()
+
+    o = dash_attn.attention(q, k, v, causal=True, schedule="spt", deterministic=True)
+    dq, dk, dv = torch.autograd.grad(o, (q, k, v), do)
+
+    assert layouts == [((2, 40, 4, 64), True), ((2, 50, 2, 64), True), ((2, 50, 2, 64), True),
+                       ((2, 40, 4, 64), True)]  # q, k, v in the forward; grad_o in the backward
+    f, b = ext.tensors["fwd"], ext.tensors["bwd"]
+    assert f["q"].is_contiguous() and torch.equal(f["q"], q.detach())
+    assert f["k"] is k and f["v"] is v
+    for name in ("q", "k", "v", "o", "lse"):
+        assert _same_tensor(b[name], f[name]), name  # no second copy, nothing re-laid out
+    assert b["dout"].is_contiguous() and torch.equal(b["dout"], do)
+    assert _same_tensor(o, f["o"])
+    # The same values as the custom ops' route would compute (the fake's own math).
+    ref = _FakeExtension().bwd(do, q.detach(), k.detach(), v.detach(), None, None, True, 0.0, "spt", 0)
+    for a, r in zip((dq, dk, dv), ref):
+        assert torch.equal(a, r)
+
+
+def test_extension_wrapper_is_cached_and_still_raises():
+    """_Extension builds one wrapper per name (stored on the instance, so later lookups do not go
+    through __getattr__) and the cached wrapper still turns error tuples into exceptions."""
+    calls = []
+
+    class Module:
+        answer = 42
+
+        @staticmethod
+        def ok(x):
+            calls.append(x)
+            return (x, x + 1)
+
+        @staticmethod
+        def fail(kind):
+            return ("__dash_error__", kind, f"dash_attn: bad {kind}")
+
+    ext = _ops._Extension(Module())
+    first = ext.ok
+    assert ext.ok is first and "ok" in vars(ext) and first.__name__ == "ok"
+    assert ext.ok(3) == (3, 4) and calls == [3]
+    assert ext.answer == 42  # non-callable attributes pass through
+    for _ in range(2):  # the first call builds the wrapper, the second uses the cached one
+        with pytest.raises(ValueError, match=r"bad ValueError"):
+            ext.fail("ValueError")
+        with pytest.raises(TypeError, match=r"bad TypeError"):
+            ext.fail("TypeError")
+        with pytest.raises(RuntimeError, match=r"bad SomethingElse"):
+            ext.fail("SomethingElse")
+    assert ext.fail is ext.fail
+    with pytest.raises(AttributeError):
+        ext.missing
+
+
+def _kernel_layout_by_the_rules(t, check_offset=True):
+    """Whether the kernels take t as it is, spelled out (the rules kernel_layout implements)."""
+    if t.stride(-1) != 1:
+        return False
+    for d in range(t.dim() - 1):
+        if t.shape[d] > 1 and (t.stride(d) <= 0 or t.stride(d) % 8 != 0):
+            return False
+    return not check_offset or t.storage_offset() % 8 == 0
+
+
+def test_kernel_layout_fast_path_keeps_the_rules():
+    flat = torch.randn(4096, dtype=BF16)
+    cases = [
+        torch.randn(2, 8, 4, 64, dtype=BF16),
+        torch.randn(2, 8, 4, 68, dtype=BF16),  # contiguous, head_dim not a multiple of 8
+        torch.randn(2, 3, 5, 12, dtype=BF16),
+        torch.randn(1, 1, 1, 8, dtype=BF16),
+        flat[4:4 + 2 * 4 * 64].view(2, 4, 1, 64),  # contiguous, misaligned
+        flat[8:8 + 2 * 4 * 64].view(2, 4, 1, 64),  # contiguous, aligned offset
+        torch.randn(2, 4, 8, 64, dtype=BF16).transpose(1, 2),
+        torch.randn(2, 0, 4, 64, dtype=BF16),  # empty
+        torch.randn(0, dtype=BF16).as_strided((2, 0, 4, 64), (3, 5, 7, 1)),  # empty, odd strides
+        torch.randn(2, 8, 1, 64, dtype=BF16).expand(2, 8, 4, 64),
+    ]
+    for t in cases:
+        for check_offset in (True, False):
+            y = _ops.kernel_layout(t, check_offset)
+            assert (y is t) == _kernel_layout_by_the_rules(t, check_offset), (t.shape, t.stride(), check_offset)
+            assert torch.equal(y, t)
+            if y is not t:
+                assert y.is_contiguous() and y.storage_offset() == 0
+
+
+def test_eager_function_double_backward_still_raises(monkeypatch):
+    """The eager backward skips once_differentiable's wrapper when grad mode is off (every plain
+    backward) but keeps it under create_graph=True: a double backward raises, as before."""
+    ext = _FakeExtension()
+    monkeypatch.setattr(_ops, "extension", lambda: ext)
+    monkeypatch.setattr(_ops, "eager_function_applies", lambda q, k, v: True)
+    monkeypatch.setattr(dash_attn, "_check_inputs", lambda fn, q, k, v: None)  # CPU tensors here
+    g = torch.Generator().manual_seed(5)
+    q = torch.randn(1, 16, 2, 64, generator=g).to(BF16).requires_grad_(True)
+    do = torch.randn(1, 16, 2, 64, generator=g).to(BF16).requires_grad_(True)
+    o = dash_attn.attention(q, q, q, causal=True)
+    dq, = torch.autograd.grad(o, q, do, create_graph=True)
+    with pytest.raises(RuntimeError, match=r"differentiate twice"):
+        dq.sum().backward()
+    o = dash_attn.attention(q, q, q, causal=True)
+    dq2, = torch.autograd.grad(o, q, do)
+    assert not dq2.requires_grad and torch.equal(dq2, dq.detach())

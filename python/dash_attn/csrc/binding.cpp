@@ -208,6 +208,10 @@ py::object fwd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bo
   p.shape = shape;
   set_qkvo(p, q, k, v, o);
   p.lse = lse.data_ptr<float>();
+  // make_shape checked that q, k, v are CUDA tensors on q's device; o and lse were allocated
+  // there, and the guard makes it the current device: the C API can skip its per-pointer
+  // cudaPointerGetAttributes queries (null and alignment are still checked).
+  p.pointers_verified = true;
   const dash::Status st = dash::attn_fwd(p, at::cuda::getCurrentCUDAStream().stream());
   if (!st.ok()) {
     status_error(st, "fwd");
@@ -273,6 +277,11 @@ py::object bwd(const at::Tensor& dout, const at::Tensor& q, const at::Tensor& k,
   p.dispatch = dash::Dispatch::kDynamic;
   p.num_ctas = static_cast<int>(num_ctas);
   p.allow_fallback = true;
+  // make_shape, check_bshd and check_lse checked that q, k, v, o, dout and lse are CUDA tensors
+  // on q's device; dq, dk, dv were allocated there, and the guard makes it the current device:
+  // the C API can skip its per-pointer cudaPointerGetAttributes queries (null, alignment and
+  // strides are still checked).
+  p.pointers_verified = true;
 
   dash::BwdLaunchInfo info;
   // `ws` is released when this function returns; the caching allocator reuses it only in
