@@ -10,6 +10,7 @@
 #      schedules spt, descending, atomic.
 #   3. host time per call (bench/host_overhead.py, the training call: GQA 6/2, schedule auto) and
 #      the package's GPU tests (pytest tests/python).
+#   4. the training-step A/B on this GPU with clocks logged (scripts/gpu-step-clocks.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-prefetch-logs}; mkdir -p "$OUT"
@@ -66,4 +67,7 @@ wait $pip_pid; tail -1 "$OUT/pip.log"
 echo "== 3. host path $(el)"
 timeout -k 5 90 python bench/host_overhead.py --schedule auto --json "$OUT/host.json" > "$OUT/host.log" 2>&1; echo "host_overhead rc $?"; tail -5 "$OUT/host.log"
 timeout -k 5 150 python -m pytest -q -rs tests/python > "$OUT/pytest.log" 2>&1; echo "pytest: $(tail -1 "$OUT/pytest.log")"
+echo "== 4. training step A/B with clocks (1 GPU) $(el)"
+ATTNS=${ATTNS:-dash,dash_op,sdpa_cudnn,sdpa_detmode} BLOCKS=${BLOCKS:-8} OUT=$OUT/clocks timeout -k 5 200 \
+  bash scripts/gpu-step-clocks.sh | tail -7
 echo "total $(el)"
