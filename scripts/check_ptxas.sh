@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Summarise ptxas -v from a build log and fail on spills, local memory or an ignored
-# setmaxnreg (C7508) in any kernel.
+# Summarise ptxas -v from a build log and fail on spills, local memory, an ignored setmaxnreg
+# (C7508) or serialized wgmma (any "Potential Performance Loss: wgmma..." note: C7514 / C7515 /
+# ...; a C7514 went unnoticed in the tenth session's S^T prefetch draft and cost 20-25%).
 log=${1:?usage: check_ptxas.sh BUILD_LOG}
 python3 - "$log" <<'PY'
 import re, subprocess, sys
@@ -28,8 +29,10 @@ for r in sorted(rows, key=lambda s: s[12:]):
     print(r)
 if "C7508" in text:
     bad.append("setmaxnreg ignored (C7508)")
+for m in re.finditer(r"\((C75\d\d)\) Potential Performance Loss: wgmma[^\n]*function '([^']+)'", text):
+    bad.append(f"wgmma serialized ({m.group(1)}) in {m.group(2)[:120]}")
 if bad:
     print("ptxas: FAIL\n  " + "\n  ".join(sorted(set(bad))))
     sys.exit(1)
-print("ptxas: no spills, no local memory, no ignored setmaxnreg")
+print("ptxas: no spills, no local memory, no ignored setmaxnreg, no serialized wgmma")
 PY

@@ -707,21 +707,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     return M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(ii, jj, lane_id(), 32)) : M.rank(ii, jj);
   };
 
-  // GEMM 1 / 2 (SS, both K-major, D/16 k-steps): acc = A_rows B_rows^T, one commit group.
-  auto kmajor_issue = [&](float (&acc)[32], uint32_t a_rows, uint32_t b_rows) {
-    const uint32_t a_lo = sm90::smem_desc_lo(a_rows, 16), b_lo = sm90::smem_desc_lo(b_rows, 16);
-    ptx::warpgroup_fence_operand(acc);
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      ptx::wgmma_ss<64, 0, 0, T>(acc, sw128_desc_step<1024>(a_lo, kstep(kk, sm90::subtile_bytes(kBN))),
-                                 sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
-    ptx::wgmma_commit_group();
-  };
-  // S^T = K_w Q^T of the step whose Q / dO sit in stage `st`.
-  auto issue_s = [&](float (&acc)[32], int st) {
-    const uint32_t base = opaque(smem_u32);
-    kmajor_issue(acc, base + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base + L::kQOff + st * L::kQBytes);
-  };
   int side_use = 0, step_use = 0;  // step_use also numbers the dQ tiles handed to the writer
   // kLag: the dQ GEMM of step `use` (both dS^T halves stored: ds_full), then, once retired, the
   // dS^T buffer freed (ds_empty) and the partial handed to the writer. The lagged step is always
@@ -740,11 +725,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   // P^T is in registers, before waiting for dP^T, so that the tensor cores work under the dS math
   // (both warpgroups reach it together). Same GEMMs, same operands, same order per accumulator.
   const bool early_dv = !kLag && p.early_dv != 0;
-  // S^T prefetch (head_dim 128, not kLag): each step's S^T = K_w Q^T is issued ahead of the step,
-  // the side's first in the side's prologue, every next one at the end of the step before (after
-  // its dV and dQ retired, before the dQ staging), so that the tensor cores run it under the
-  // staging, the dq_empty wait and the loop top. Same GEMM, same operands: the same bits.
-  constexpr bool kPrefetchS = !kLag && D == 128;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const TaskRef tr = read_published_task(bars, s_task, it);
@@ -768,14 +748,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       float dk[D / 2], dv[D / 2];
 #pragma unroll
       for (int x = 0; x < D / 2; ++x) { dk[x] = 0.f; dv[x] = 0.f; }
-      float sacc[32];  // S^T of the current step (kPrefetchS: issued ahead, in flight at the step's top)
-      if constexpr (kPrefetchS) {
-        if (nsteps > 0) {  // the side's first step (uniform over the CTA)
-          sm90::mbar_wait(&bars.qdo_full[step_use & 1], (step_use >> 1) & 1);
-          ptx::wgmma_fence();
-          issue_s(sacc, step_use & 1);
-        }
-      }
 
 #pragma unroll 1
       for (int t_step = 0; t_step < nsteps; ++t_step) {
@@ -793,6 +765,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         // dP^T = V_w dO^T (SS, both K-major, D/16 k-steps each). P^T is computed from S^T while
         // the tensor cores still run dP^T (wait_group 1: groups retire in order), dS^T after.
         // Register peak: dK + dV (128) + both fp32 accumulators (64) + the P^T fragments (16).
+        auto kmajor_issue = [&](float (&acc)[32], uint32_t a_rows, uint32_t b_rows) {
+          const uint32_t a_lo = sm90::smem_desc_lo(a_rows, 16), b_lo = sm90::smem_desc_lo(b_rows, 16);
+          ptx::warpgroup_fence_operand(acc);
+#pragma unroll
+          for (int kk = 0; kk < D / 16; ++kk)
+            ptx::wgmma_ss<64, 0, 0, T>(acc, sw128_desc_step<1024>(a_lo, kstep(kk, sm90::subtile_bytes(kBN))),
+                                       sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
+          ptx::wgmma_commit_group();
+        };
         // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q; B = dO / Q MN-major (hdim chunks 8 KiB
         // apart). One commit group each.
         auto issue_rs = [&](float (&acc)[D / 2], uint32_t (&frag)[4][4], uint32_t b_off) {
@@ -809,9 +790,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         };
         uint32_t pf[4][4], df[4][4];
         {
-          float dpacc[32];
+          float sacc[32], dpacc[32];
           ptx::wgmma_fence();
-          if constexpr (!kPrefetchS) issue_s(sacc, st);
+          {
+            const uint32_t base0 = opaque(smem_u32);
+            kmajor_issue(sacc, base0 + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base0 + L::kQOff + st * L::kQBytes);
+          }
           {
             const uint32_t base1 = opaque(smem_u32);
             kmajor_issue(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::kdOOff + st * L::kQBytes);
@@ -875,7 +859,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q (issue_rs above; with early_dv, dV was
         // issued before dS).
         // Waits for every GEMM of the step (their A fragments are then free) and fences every operand.
-        auto fence_step_operands = [&]() {
+        auto retire_all = [&]() {
+          ptx::wgmma_wait_group<0>();
           ptx::warpgroup_fence_operand(dv);
           ptx::warpgroup_fence_operand(dk);
 #pragma unroll
@@ -883,10 +868,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             ptx::warpgroup_fence_operand(pf[k]);
             ptx::warpgroup_fence_operand(df[k]);
           }
-        };
-        auto retire_all = [&]() {
-          ptx::wgmma_wait_group<0>();
-          fence_step_operands();
         };
 
         if constexpr (kLag) {
@@ -928,35 +909,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int rank = warp == 0 ? rank_of(i, j) : 0;
           ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
           ptx::warpgroup_fence_operand(dqacc);
-          // kPrefetchS: the next step of this side (the next query head of the group, or the next
-          // Q tile) has its Q / dO in the other stage; wait for it and issue its S^T behind dK,
-          // before staging dQ (whose dq_empty wait then overlaps tensor-core work).
-          // NOTES: waiting qdo_full[st ^ 1] before arriving on qdo_empty[st] cannot block the
-          // loader: it fills stage st ^ 1 once qdo_empty[st ^ 1] of the step before this one
-          // completed (arrived at that step's end), not on this step's arrival.
-          const bool has_next = kPrefetchS && (g + 1 < G || t_step + 1 < nsteps);
-          if (has_next) {
-            const int nu = step_use + 1;
-            sm90::mbar_wait(&bars.qdo_full[nu & 1], (nu >> 1) & 1);
-            ptx::wgmma_fence();
-            issue_s(sacc, nu & 1);
-          } else if constexpr (kPrefetchS) {
-            // NOTES: defines sacc on this path too. The wgmma asm reads its accumulator ("+f"), so
-            // without this the step's P values would stay live around the loop into the next
-            // step's P math (the compiler cannot tie has_next to the loop's exit): 96-168 B of
-            // spills. With a runtime switch instead of kPrefetchS (S^T issued at the step's top
-            // when off) ptxas serialized every wgmma (C7515), so the prefetch has no off switch.
-#pragma unroll
-            for (int x = 0; x < 32; ++x) sacc[x] = 0.f;
-          }
           stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
-          if (has_next) {  // dK retired; the next step's S^T may still run
-            ptx::wgmma_wait_group<1>();
-            fence_step_operands();
-            ptx::warpgroup_fence_operand(sacc);
-          } else {
-            retire_all();
-          }
+          retire_all();
           // Q, dO, LSE, D of this stage are consumed.
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
         } else {
@@ -1002,9 +956,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       // K/V of this side are no longer read (the last step waited for all its wgmma).
-      // NOTES: the last step of a side issues no S^T (kPrefetchS), so nothing is in flight here;
-      // ptxas cannot see that. Free at run time.
-      if constexpr (kPrefetchS) ptx::wgmma_wait_group<0>();
       cuda::ptx::mbarrier_arrive(&bars.kv_empty);  // every MMA thread (kMmaArrivals)
 
       // Epilogue: dK *= scale; store the rows that exist (accumulator rows = keys, cols = hdim).

@@ -10,8 +10,7 @@ Model of attn_bwd_sm90_main in src/kernels/attn_bwd_sm90.cu, default variant (kL
   mma     the 256 MMA threads, 2 warpgroups of T modelled threads each: read_published_task; per
           side kv_full wait, kv_near_end arrival (thread 0, take-ahead, last side of the task);
           per step qdo_full wait, dS^T store, named barrier kBarDs, the head_dim 128 order
-          (dQ GEMM, the next step's qdo_full wait for its prefetched S^T unless the step is the
-          side's last, stage_dq, qdo_empty; the side's first qdo_full wait also in its prologue) or the head_dim 64 order (qdo_empty; warpgroup step % 2
+          (dQ GEMM, stage_dq, qdo_empty) or the head_dim 64 order (qdo_empty; warpgroup step % 2
           dQ GEMM + stage_dq, the other one dq_full arrival only); kv_empty after the side; after
           END the exit meeting (kBarDs) and the exit posts (one, or two with two writers).
   writer  dq_writer lane 0 (warp 9 and, with p.dual_writer, warp 11): dq_full wait, mailbox read,
@@ -164,9 +163,6 @@ class Model:
                     ne_phase += 1
                 if tid == 0 and near >= 0 and n == 0:
                     ops.append(("arrive", NE, ne_phase - 1, None))
-                prefetch = a.hdim == 128 and not a.no_prefetch_s
-                if prefetch and n > 0:  # the side's prologue: the first step's S^T (reads Q)
-                    ops.append(("wait", QF + (step_use & 1), step_use >> 1, None, ("q_acq", step_use & 1, step_use)))
                 for l in range(n):
                     u = step_use
                     st = u & 1
@@ -177,9 +173,6 @@ class Model:
                     if a.hdim == 128:
                         ops.append(("bar", bar))
                         ops.append(("dsr", st, u))                              # dQ GEMM reads dS (both halves), K
-                        if prefetch and l + 1 < n:  # the next step's S^T, issued before stage_dq
-                            v = u + 1
-                            ops.append(("wait", QF + (v & 1), v >> 1, None, ("q_acq", v & 1, v)))
                         ops.append(("wait", DE + st, (u >> 1) - 1, None, None))  # stage_dq
                         ops.append(("stage", st, u, tid == 0))
                         ops.append(("arrive", DF + st, u >> 1, None))
@@ -642,8 +635,6 @@ def check(argv, max_trace=40):
                     help="the MMA threads go to the exit posts without meeting first (before 6a30c76)")
     ap.add_argument("--near-end-per-side", action="store_true",
                     help="take-ahead: kv_near_end arrived in every side and the taker counts sides (before 8fb5075)")
-    ap.add_argument("--no-prefetch-s", action="store_true",
-                    help="head_dim 128 before the S^T prefetch (no qdo_full wait for the next step before stage_dq)")
     ap.add_argument("--strict", action="store_true", help="the documented late-take kv_empty aliasing is a violation too")
     a = ap.parse_args(argv)
     if a.writer == "overlap":
@@ -710,9 +701,6 @@ def selftest():
         ["--dispatch", "ahead", "--take-ahead", "5", "--hdim", "64"],
         ["--dispatch", "ahead", "--take-ahead", "1", "--tasks", "0;2"],       # a task of no steps
         ["--dispatch", "ahead", "--take-ahead", "1", "--hdim", "64", "--tasks", "2;1;2"],  # the default since 9dd59e9
-        ["--dispatch", "ahead", "--take-ahead", "1", "--tasks", "3;1;2"],    # hdim 128 S^T prefetch, 3-step side
-        ["--dispatch", "static", "--tasks", "3"],
-        ["--dispatch", "ahead", "--take-ahead", "1", "--no-prefetch-s"],     # the order before the prefetch
         ["--dispatch", "drain"],
         ["--dispatch", "drain", "--hdim", "64", "--writers", "1"],
         ["--tasks", "1,2", "--hdim", "64"],                                   # two sides (symmetric shift): known aliasing
