@@ -7,7 +7,7 @@
 #   3. examples/check_reproducible.sh without FSDP and without its own step A/B: the 1-GPU and
 #      DDP dash pairs must be identical (and, with the kernels unchanged for hdim 128, carry the
 #      hashes of docs/training.md run 7), the cuDNN pair must differ.
-# Knobs: ATTNS (dash,dash_op,sdpa_cudnn,sdpa_detmode), BLOCKS (10), STEPS (60), CHECK_ARGS.
+# Knobs: ATTNS (dash,dash_op,sdpa_cudnn,sdpa_detmode), BLOCKS (10), STEPS (60), CHECK_ARGS, CHECK_BUDGET_S (300).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/gpu-issue6-logs}; mkdir -p "$OUT"
@@ -30,6 +30,6 @@ ab() {  # name, then the launcher words
 NCCL_ALGO=Ring NCCL_PROTO=Simple NCCL_NVLS_ENABLE=0 ab 2gpu python -m torch.distributed.run --standalone --nproc_per_node 2
 CUDA_VISIBLE_DEVICES=0 ab 1gpu python
 # shellcheck disable=SC2086
-timeout -k 10 330 bash examples/check_reproducible.sh --steps "${STEPS:-60}" --python python --budget-s 300 \
+timeout -k 10 $(( ${CHECK_BUDGET_S:-300} + 30 )) bash examples/check_reproducible.sh --steps "${STEPS:-60}" --python python --budget-s "${CHECK_BUDGET_S:-300}" \
   --skip-fsdp --skip-step-ab --out "$OUT/repro" ${CHECK_ARGS:-} > "$OUT/check.log" 2>&1
 echo "check rc $? ($(( $(date +%s) - t0 ))s)"; sed -n '/^\[check\] pairs/,$p' "$OUT/check.log" | head -30
