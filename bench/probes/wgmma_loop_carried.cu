@@ -27,9 +27,10 @@ __device__ __forceinline__ void issue(float (&acc)[32], uint64_t a, uint64_t b) 
   wgmma_commit_group();
 }
 
-// One iteration with S already in flight; kNext: issue the next S before retiring d.
-template <bool kNext>
-__device__ __forceinline__ void body(float (&s)[32], float& sum, uint64_t a, uint64_t b, int it) {
+// One iteration with S already in flight. kNext: 0 no next S, 1 issue the next S before retiring
+// d, 2 the same under `if (it + 1 < n)`.
+template <int kNext>
+__device__ __forceinline__ void body(float (&s)[32], float& sum, uint64_t a, uint64_t b, int it, int n) {
   wgmma_fence();
   float d[32];
   issue(d, a + 64, b + 64);
@@ -39,7 +40,7 @@ __device__ __forceinline__ void body(float (&s)[32], float& sum, uint64_t a, uin
 #if KILL
   for (int x = 0; x < 32; ++x) asm volatile("" : "=f"(s[x]));
 #endif
-  if constexpr (kNext) {
+  if (kNext == 1 || (kNext == 2 && it + 1 < n)) {
     wgmma_fence();
     issue(s, a + it, b);
   }
@@ -55,41 +56,20 @@ __global__ void probe(float* out, uint64_t a, uint64_t b, int n) {
   for (int it = 0; it < n; ++it) {
     wgmma_fence();
     issue(s, a + it, b);
-    float d[32];
-    issue(d, a + 64, b + 64);
-    wgmma_wait_group<1>();
-    warpgroup_fence_operand(s);
-    for (int x = 0; x < 32; ++x) sum += s[x];
-    wgmma_wait_group<0>();
-    warpgroup_fence_operand(d);
-    for (int x = 0; x < 32; ++x) sum += d[x];
+    body<0>(s, sum, a, b, it, n);
   }
 #else
   if (n > 0) {
     wgmma_fence();
     issue(s, a, b);
 #if VARIANT == 1
-    for (int it = 0; it < n; ++it) {
-      wgmma_fence();
-      float d[32];
-      issue(d, a + 64, b + 64);
-      wgmma_wait_group<1>();
-      warpgroup_fence_operand(s);
-      for (int x = 0; x < 32; ++x) sum += s[x];
-      if (it + 1 < n) {
-        wgmma_fence();
-        issue(s, a + it, b);
-      }
-      wgmma_wait_group<1>();
-      warpgroup_fence_operand(d);
-      for (int x = 0; x < 32; ++x) sum += d[x];
-    }
+    for (int it = 0; it < n; ++it) body<2>(s, sum, a, b, it, n);
     wgmma_wait_group<0>();
 #elif VARIANT == 3
-    for (int it = 0; it + 1 < n; ++it) body<true>(s, sum, a, b, it);
-    body<false>(s, sum, a, b, n);
+    for (int it = 0; it + 1 < n; ++it) body<1>(s, sum, a, b, it, n);
+    body<0>(s, sum, a, b, n, n);
 #elif VARIANT == 5
-    for (int it = 0; it < n; ++it) body<true>(s, sum, a, b, it);
+    for (int it = 0; it < n; ++it) body<1>(s, sum, a, b, it, n);
     wgmma_wait_group<0>();
 #endif
   }

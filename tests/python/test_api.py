@@ -355,14 +355,19 @@ class _FakeExtension:
         return tuple(x.to(q.dtype) for x in g)
 
 
+def _use_fake_extension(monkeypatch, ext):
+    """The eager path on CPU tensors: `ext` as the extension, the path taken, the CUDA checks off."""
+    monkeypatch.setattr(_ops, "extension", lambda: ext)
+    monkeypatch.setattr(_ops, "eager_function_applies", lambda q, k, v: True)
+    monkeypatch.setattr(dash_attn, "_check_inputs", lambda fn, q, k, v: None)  # CPU tensors here
+
+
 def test_eager_function_calls_the_extension_like_the_custom_ops(monkeypatch):
     """The eager path (CPU tensors here, with the applicability test and the extension faked):
     one fwd and one bwd call with the arguments the custom ops pass, the extension's values as
     output and gradients, lse not differentiable."""
     ext = _FakeExtension()
-    monkeypatch.setattr(_ops, "extension", lambda: ext)
-    monkeypatch.setattr(_ops, "eager_function_applies", lambda q, k, v: True)
-    monkeypatch.setattr(dash_attn, "_check_inputs", lambda fn, q, k, v: None)  # CPU tensors here
+    _use_fake_extension(monkeypatch, ext)
     g = torch.Generator().manual_seed(7)
     q = torch.randn(2, 70, 4, 64, generator=g).to(BF16).requires_grad_(True)
     k = torch.randn(2, 90, 2, 64, generator=g).to(BF16).requires_grad_(True)
@@ -409,9 +414,7 @@ def test_eager_function_lays_out_once_and_reuses_the_forward_tensors(monkeypatch
     """The eager path lays q, k, v out once, in the forward, and its backward hands the extension
     those tensors and the o / lse the forward's extension call made; only grad_o is laid out."""
     ext = _RecordingExtension()
-    monkeypatch.setattr(_ops, "extension", lambda: ext)
-    monkeypatch.setattr(_ops, "eager_function_applies", lambda q, k, v: True)
-    monkeypatch.setattr(dash_attn, "_check_inputs", lambda fn, q, k, v: None)  # CPU tensors here
+    _use_fake_extension(monkeypatch, ext)
     layouts = []
     real_layout = _ops.kernel_layout
 
@@ -518,9 +521,7 @@ def test_eager_function_double_backward_still_raises(monkeypatch):
     """The eager backward skips once_differentiable's wrapper when grad mode is off (every plain
     backward) but keeps it under create_graph=True: a double backward raises, as before."""
     ext = _FakeExtension()
-    monkeypatch.setattr(_ops, "extension", lambda: ext)
-    monkeypatch.setattr(_ops, "eager_function_applies", lambda q, k, v: True)
-    monkeypatch.setattr(dash_attn, "_check_inputs", lambda fn, q, k, v: None)  # CPU tensors here
+    _use_fake_extension(monkeypatch, ext)
     g = torch.Generator().manual_seed(5)
     q = torch.randn(1, 16, 2, 64, generator=g).to(BF16).requires_grad_(True)
     do = torch.randn(1, 16, 2, 64, generator=g).to(BF16).requires_grad_(True)
