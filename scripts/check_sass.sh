@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # HGMMA summary of the Hopper kernels from an object file or binary (no GPU needed), and a check
 # that each instantiation's wgmma element type matches its template argument: a __half kernel
-# with an HGMMA...BF16 (or a bf16 kernel without the .BF16 suffix) fails. ptxas prints f16 HGMMA
+# with an HGMMA...BF16 (or a bf16 kernel without the .BF16 suffix) fails; so does local memory,
+# and so do serialized wgmma: more than one `WARPGROUP.DEPBAR` per 3 HGMMA (the kernels have 4-5
+# per 24-40 HGMMA; ptxas's serialization puts one after every HGMMA: docs/perf.md v10). ptxas prints f16 HGMMA
 # without a type suffix (HGMMA.64x64x16.F32) and bf16 ones as HGMMA.64x64x16.F32.BF16.
 #   scripts/check_sass.sh build/CMakeFiles/dash_attn.dir/src/kernels/attn_bwd_sm90.cu.o [...]
-# CUOBJDUMP=path/to/cuobjdump (default: cuobjdump on PATH; it needs nvdisasm on PATH too).
+# CUOBJDUMP=path/to/cuobjdump (default: cuobjdump on PATH; it needs nvdisasm on PATH too; without
+# a CUDA toolkit that has them, `PATH="$(bash scripts/get-cuobjdump.sh):$PATH"`).
 set -uo pipefail
 [ $# -ge 1 ] || { echo "usage: check_sass.sh OBJECT..." >&2; exit 2; }
 CUOBJDUMP=${CUOBJDUMP:-cuobjdump}
@@ -37,7 +40,8 @@ for mangled, body in funcs.items():
         name = mangled
     name = re.sub(r"dash::kernels::\(anonymous namespace\)::", "", name).split("(")[0]
     stl = sum(1 for ins in body if re.search(r"\b(STL|LDL)\b", ins))
-    print(f"{name}: {sum(c.values())} HGMMA, STL/LDL {stl}")
+    depbar = sum(1 for ins in body if "WARPGROUP.DEPBAR" in ins)
+    print(f"{name}: {sum(c.values())} HGMMA, {depbar} WARPGROUP.DEPBAR, STL/LDL {stl}")
     for k, n in sorted(c.items()):
         print(f"  {n:3d} x {k}")
     half = "<__half" in name
@@ -46,8 +50,10 @@ for mangled, body in funcs.items():
             bad.append(f"{name}: {k} does not match the element type")
     if stl:
         bad.append(f"{name}: {stl} local-memory instructions")
+    if 3 * depbar > sum(c.values()):
+        bad.append(f"{name}: {depbar} WARPGROUP.DEPBAR for {sum(c.values())} HGMMA: serialized wgmma")
 if bad:
     print("sass: FAIL\n  " + "\n  ".join(bad))
     sys.exit(1)
-print("sass: every HGMMA matches its kernel element type, no local memory")
+print("sass: every HGMMA matches its kernel element type, no local memory, no serialized wgmma")
 '
