@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# GPU machine, one call (~6 min): the hdim 128 S^T prefetch (docs/perf.md v10) against the
-# previous kernel, and the host-path changes of the PyTorch package.
+# GPU machine, one call (~6 min): a kernel build against the previous one (BASE binary), and the
+# PyTorch package's host path. Ran at a517245 for the S^T prefetch (docs/perf.md v10 item 3,
+# since reverted); reusable for any new-vs-base A/B that must keep the bits.
 #   BASE: a dash-attn binary of the commit before (build-base/dash-attn in the snapshot).
 #   0. bits: `dash-attn bench` of both binaries, every schedule, hdim 64/128, causal/full, 1k/4k:
 #      the gradients' hash (grad_hash) of each deterministic row must be equal (same GEMMs).

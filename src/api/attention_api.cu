@@ -236,9 +236,7 @@ cudaError_t cached_bwd_occupancy(bool sm90, const AttnShape& s, int dev, int* pe
   cache.emplace(key, *per_sm);
   return cudaSuccess;
 }
-}  // namespace
 
-namespace {
 // SMs of a device, cached per device (a process sees a fixed count): the attribute query was a
 // CUDA runtime call on every backward. 0 = not known yet; a race stores the same value twice.
 // Devices past the table are queried on every call.

@@ -88,22 +88,25 @@ TEST(ApiValidation, StrideAndPointerErrorsNameTheTensor) {
 // alignment and stride errors are the same, with the same messages; with it, fake pointers get
 // past the pointer checks to the next one (the workspace size here, so nothing is launched).
 TEST(ApiValidation, VerifiedPointersStillCheckNullAlignmentAndStrides) {
-  AttnBwdParams p = valid_looking_bwd();
-  p.pointers_verified = true;
+  const auto verified = [] {
+    AttnBwdParams p = valid_looking_bwd();
+    p.pointers_verified = true;
+    return p;
+  };
+  AttnBwdParams p = verified();
   p.q = nullptr;
   expect_error(bwd(p), StatusCode::kInvalidArgument, "q is null");
-  p = valid_looking_bwd(); p.pointers_verified = true; p.dout = fake(0x500008);
+  p = verified(); p.dout = fake(0x500008);
   expect_error(bwd(p), StatusCode::kInvalidArgument, "dout must be 16-byte aligned");
-  p = valid_looking_bwd(); p.pointers_verified = true; p.dv = nullptr;
+  p = verified(); p.dv = nullptr;
   expect_error(bwd(p), StatusCode::kInvalidArgument, "dv is null");
-  p = valid_looking_bwd(); p.pointers_verified = true; p.k_stride.seq = 130;
+  p = verified(); p.k_stride.seq = 130;
   expect_error(bwd(p), StatusCode::kInvalidArgument, "k strides");
-  p = valid_looking_bwd(); p.pointers_verified = true; p.lse = nullptr;
+  p = verified(); p.lse = nullptr;
   expect_error(bwd(p), StatusCode::kInvalidArgument, "lse is null");
-  p = valid_looking_bwd(); p.pointers_verified = true;
-  p.lse = static_cast<const float*>(fake(0x900002));
+  p = verified(); p.lse = static_cast<const float*>(fake(0x900002));
   expect_error(bwd(p), StatusCode::kInvalidArgument, "lse must be 4-byte aligned");
-  p = valid_looking_bwd(); p.pointers_verified = true;
+  p = verified();
   expect_error(bwd(p), StatusCode::kInvalidArgument, "workspace_bytes");  // 256 bytes: too small
 
   AttnFwdParams f;
