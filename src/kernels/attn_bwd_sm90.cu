@@ -573,7 +573,7 @@ __device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)
 // MMA warpgroups are no longer in lockstep: one may run up to about a step ahead, its softmax
 // and dS math overlapping the other's GEMMs (as the forward's ping-pong does). Same GEMMs on the
 // same operands in the same order per tile: the same bits as kLag = false.
-template <typename T, int D, bool kCausal, bool kLag, bool kRot>
+template <typename T, int D, bool kCausal, bool kLag>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -725,13 +725,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   // P^T is in registers, before waiting for dP^T, so that the tensor cores work under the dS math
   // (both warpgroups reach it together). Same GEMMs, same operands, same order per accumulator.
   const bool early_dv = !kLag && p.early_dv != 0;
-  // DRAFT (DASH_BWD_ROTATED_STEP=1, head_dim 128): the rotated step. Each step's dQ partial stays
-  // in registers (dq_carry) and is staged at the top of the NEXT step, after that step's S^T is
-  // issued, so the tensor cores run S^T under the staging and its dq_empty wait; every GEMM group
-  // is retired before the loop's back edge (ptxas serializes every wgmma of a kernel in which a
-  // group crosses it: bench/probes/wgmma_loop_carried.cu). The side's last partial is staged
-  // after the side. Same GEMMs, same per-tile order: the same bits.
-  constexpr bool kR = kRot && D == 128 && !kLag;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const TaskRef tr = read_published_task(bars, s_task, it);
@@ -755,8 +748,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       float dk[D / 2], dv[D / 2];
 #pragma unroll
       for (int x = 0; x < D / 2; ++x) { dk[x] = 0.f; dv[x] = 0.f; }
-      float dq_carry[32];  // kR: the previous step's dQ partial (retired), staged at this step's top
-      DqMeta meta_carry{};
 
 #pragma unroll 1
       for (int t_step = 0; t_step < nsteps; ++t_step) {
@@ -804,11 +795,6 @@ __global__ void __launch_bounds__(kThreads, 1)
           {
             const uint32_t base0 = opaque(smem_u32);
             kmajor_issue(sacc, base0 + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base0 + L::kQOff + st * L::kQBytes);
-          }
-          if constexpr (kR) {
-            // The previous step's dQ partial, under S^T (the side's first step has none).
-            if (t_step > 0 || g > 0) stage_dq(dq_carry, step_use - 1, meta_carry, wg, 0);
-            ptx::wgmma_fence();
           }
           {
             const uint32_t base1 = opaque(smem_u32);
@@ -913,18 +899,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // A/B). Each GEMM accumulates in the same order as before: the same bits.
           if (!early_dv) issue_rs(dv, pf, L::kdOOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
-          float dqacc_local[32];
-          // kR: into dq_carry. NOTES: the wgmma asm reads its accumulator ("+f") though the first
-          // k-step ignores it; the empty asm gives dq_carry a new, undefined value first, so the
-          // staged partial is not kept live from the top through the step (it spilled otherwise).
-          float (&dqacc)[32] = *[&]() {
-            if constexpr (kR) return &dq_carry;
-            else return &dqacc_local;
-          }();
-          if constexpr (kR) {
-#pragma unroll
-            for (int x = 0; x < 32; ++x) asm volatile("" : "=f"(dqacc[x]));
-          }
+          float dqacc[32];
           issue_dq(dqacc, step_use & 1, wg);
           issue_rs(dk, df, L::kQOff);
           // NOTES: the rank loop (shift / symmetric shift: O(n / 32) key evaluations per lane,
@@ -932,16 +907,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
           // barrier late), a cost that grew with seqlen.
           const int rank = warp == 0 ? rank_of(i, j) : 0;
-          if constexpr (kR) {
-            retire_all();  // dV, dQ, dK: nothing crosses the back edge
-            ptx::warpgroup_fence_operand(dqacc);
-            meta_carry = DqMeta{b, hq, i, j, task, rank, {0, 0}};
-          } else {
-            ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
-            ptx::warpgroup_fence_operand(dqacc);
-            stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
-            retire_all();
-          }
+          ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
+          ptx::warpgroup_fence_operand(dqacc);
+          stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
+          retire_all();
           // Q, dO, LSE, D of this stage are consumed.
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
         } else {
@@ -988,9 +957,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       // K/V of this side are no longer read (the last step waited for all its wgmma).
       cuda::ptx::mbarrier_arrive(&bars.kv_empty);  // every MMA thread (kMmaArrivals)
-      if constexpr (kR) {
-        if (nsteps > 0) stage_dq(dq_carry, step_use - 1, meta_carry, wg, 0);  // the side's last partial
-      }
 
       // Epilogue: dK *= scale; store the rows that exist (accumulator rows = keys, cols = hdim).
       using V2 = typename Vec2<T>::type;
@@ -1032,40 +998,38 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <typename T, int D, bool kCausal, bool kLag, bool kRot>
+template <typename T, int D, bool kCausal, bool kLag>
 cudaError_t set_smem_attr() {
-  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, kRot>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(Sm90BwdSmem<D>::kDynamicBytes));
 }
 
-template <typename T, int D, bool kCausal, bool kLag, bool kRot>
+template <typename T, int D, bool kCausal, bool kLag>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, kRot>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, kLag>();
   if (err != cudaSuccess) return err;
-  attn_bwd_sm90_main<T, D, kCausal, kLag, kRot><<<num_ctas, kThreads, Sm90BwdSmem<D>::kDynamicBytes, stream>>>(
+  attn_bwd_sm90_main<T, D, kCausal, kLag><<<num_ctas, kThreads, Sm90BwdSmem<D>::kDynamicBytes, stream>>>(
       maps.q, maps.k, maps.v, maps.dout, p);
   return cudaGetLastError();
 }
 
-// All variants have the same shared memory and launch bounds: one occupancy for all.
+// Both variants have the same shared memory and launch bounds: one occupancy for both.
 template <typename T, int D, bool kCausal>
 cudaError_t occupancy(int* ctas_per_sm) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, false, false>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, false>();
   if (err != cudaSuccess) return err;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<T, D, kCausal, false, false>,
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<T, D, kCausal, false>,
                                                        kThreads, Sm90BwdSmem<D>::kDynamicBytes);
 }
 
 template <typename T, int D, bool C>
 struct MainLauncher {
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-    // Drafts, head_dim 128 only: DASH_BWD_LAGGED_DQ=1 the lagged-dQ variant, DASH_BWD_ROTATED_STEP=1
-    // the rotated step.
+    // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
     if constexpr (D == 128) {
-      if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true, false>(p, maps, num_ctas, stream);
-      if (bwd_rotated_step_enabled()) return launch_main<T, D, C, false, true>(p, maps, num_ctas, stream);
+      if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
     }
-    return launch_main<T, D, C, false, false>(p, maps, num_ctas, stream);
+    return launch_main<T, D, C, false>(p, maps, num_ctas, stream);
   }
 };
 template <typename T, int D, bool C>

@@ -126,10 +126,6 @@ inline bool env_not_zero(const char* var) {
 // each step's dQ GEMM one step later and drops the per-step named barrier between its MMA
 // warpgroups (attn_bwd_sm90.cu, kLag). Same bits. Read on every launch.
 inline bool bwd_lagged_dq_enabled() { return env_set_to_one("DASH_BWD_LAGGED_DQ"); }
-// DASH_BWD_ROTATED_STEP=1 (DRAFT; compiled, ptxas and SASS checked, not yet run on a GPU): the sm90
-// backward at head_dim 128 stages each step's dQ partial at the top of the next step, under that
-// step's S^T GEMM (attn_bwd_sm90.cu, kR; docs/bwd-sm90.md "S^T prefetch"). Same bits. Read on every launch.
-inline bool bwd_rotated_step_enabled() { return env_set_to_one("DASH_BWD_ROTATED_STEP"); }
 
 // Whether the current device is compute capability 9.0 (the sm_90a kernels run nowhere else);
 // false, with the error cleared, when the query fails.

@@ -10,8 +10,7 @@ Model of attn_bwd_sm90_main in src/kernels/attn_bwd_sm90.cu, default variant (kL
   mma     the 256 MMA threads, 2 warpgroups of T modelled threads each: read_published_task; per
           side kv_full wait, kv_near_end arrival (thread 0, take-ahead, last side of the task);
           per step qdo_full wait, dS^T store, named barrier kBarDs, the head_dim 128 order
-          (dQ GEMM, stage_dq, qdo_empty; --rotated: stage_dq of the previous step after this
-          step's qdo_full wait, none at the end, the side's last after kv_empty) or the head_dim 64 order (qdo_empty; warpgroup step % 2
+          (dQ GEMM, stage_dq, qdo_empty) or the head_dim 64 order (qdo_empty; warpgroup step % 2
           dQ GEMM + stage_dq, the other one dq_full arrival only); kv_empty after the side; after
           END the exit meeting (kBarDs) and the exit posts (one, or two with two writers).
   writer  dq_writer lane 0 (warp 9 and, with p.dual_writer, warp 11): dq_full wait, mailbox read,
@@ -146,16 +145,8 @@ class Model:
                 side_use += 1
         return ops
 
-    def stage_ops(self, ops, u, tid):
-        """stage_dq of dQ tile u at head_dim 128: dq_empty wait, the staging, dq_full arrival."""
-        st = u & 1
-        ops.append(("wait", DE + st, (u >> 1) - 1, None, None))
-        ops.append(("stage", st, u, tid == 0))
-        ops.append(("arrive", DF + st, u >> 1, None))
-
     def mma_prog(self, tid):
         a, T = self.a, self.T
-        rotated = a.hdim == 128 and a.rotated
         wg = tid // T
         ops = []
         side_use = step_use = bar = 0
@@ -178,14 +169,13 @@ class Model:
                     if tid == 0 and l == near:
                         ops.append(("arrive", NE, ne_phase - 1, None))
                     ops.append(("wait", QF + st, u >> 1, None, ("q_acq", st, u)))
-                    if rotated and l > 0:
-                        self.stage_ops(ops, u - 1, tid)                         # the previous step's dQ, under S^T
                     ops.append(("dsw", st, u))                                  # dS^T half -> smem
                     if a.hdim == 128:
                         ops.append(("bar", bar))
                         ops.append(("dsr", st, u))                              # dQ GEMM reads dS (both halves), K
-                        if not rotated:
-                            self.stage_ops(ops, u, tid)
+                        ops.append(("wait", DE + st, (u >> 1) - 1, None, None))  # stage_dq
+                        ops.append(("stage", st, u, tid == 0))
+                        ops.append(("arrive", DF + st, u >> 1, None))
                         ops.append(("arrive", QE + st, u >> 1, ("q_rel", st)))
                     else:
                         ops.append(("bar", bar))
@@ -200,8 +190,6 @@ class Model:
                     bar += 1
                     step_use += 1
                 ops.append(("arrive", KVE, side_use, ("kv_rel",)))
-                if rotated and n > 0:
-                    self.stage_ops(ops, step_use - 1, tid)                      # the side's last dQ
                 side_use += 1
         if not a.no_exit_barrier:
             ops.append(("bar", bar))
@@ -647,8 +635,6 @@ def check(argv, max_trace=40):
                     help="the MMA threads go to the exit posts without meeting first (before 6a30c76)")
     ap.add_argument("--near-end-per-side", action="store_true",
                     help="take-ahead: kv_near_end arrived in every side and the taker counts sides (before 8fb5075)")
-    ap.add_argument("--rotated", action="store_true",
-                    help="head_dim 128, DASH_BWD_ROTATED_STEP=1: step u's dQ staged after step u + 1's qdo_full wait, the side's last after kv_empty")
     ap.add_argument("--strict", action="store_true", help="the documented late-take kv_empty aliasing is a violation too")
     a = ap.parse_args(argv)
     if a.writer == "overlap":
@@ -715,10 +701,6 @@ def selftest():
         ["--dispatch", "ahead", "--take-ahead", "5", "--hdim", "64"],
         ["--dispatch", "ahead", "--take-ahead", "1", "--tasks", "0;2"],       # a task of no steps
         ["--dispatch", "ahead", "--take-ahead", "1", "--hdim", "64", "--tasks", "2;1;2"],  # the default since 9dd59e9
-        ["--rotated", "--dispatch", "ahead", "--take-ahead", "1", "--tasks", "3;1;2"],  # rotated step draft
-        ["--rotated", "--tasks", "1,2"],
-        ["--rotated", "--dispatch", "static", "--tasks", "3"],
-        ["--rotated", "--threads", "2", "--tasks", "2"],
         ["--dispatch", "drain"],
         ["--dispatch", "drain", "--hdim", "64", "--writers", "1"],
         ["--tasks", "1,2", "--hdim", "64"],                                   # two sides (symmetric shift): known aliasing

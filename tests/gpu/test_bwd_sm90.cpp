@@ -632,18 +632,6 @@ TEST(BwdSm90EarlyDv, BitwiseEqualToTheDefaultPath) {
   expect_switch_keeps_bits("DASH_BWD_EARLY_DV", {{DType::kBF16, 128}, {DType::kFP16, 128}}, 8500, "1");
   expect_switch_keeps_bits("DASH_BWD_EARLY_DV", {{DType::kBF16, 64}, {DType::kFP16, 64}}, 8510, "0");
 }
-// DASH_BWD_ROTATED_STEP=1 (draft, attn_bwd_sm90.cu kR, head_dim 128): each step's dQ partial is
-// staged at the top of the next step, under that step's S^T GEMM; the side's last one after the
-// side. Same GEMMs and per-tile add order: the same bits. Not gated: the first GPU run of the
-// draft is this test (docs/perf.md "Next device calls").
-TEST(BwdSm90RotatedStep, BitwiseEqualToTheDefaultPath) {
-  REQUIRE_SM90();
-  expect_switch_keeps_bits("DASH_BWD_ROTATED_STEP", {{DType::kBF16, 128}, {DType::kFP16, 128}}, 8700, "1");
-}
-TEST(BwdSm90RotatedStep, AtomicModeAccurate) {
-  REQUIRE_SM90();
-  expect_atomic_accurate_with({"DASH_BWD_ROTATED_STEP"}, 8800);
-}
 TEST(BwdSm90EarlyDv, AtomicModeAccurate) {
   REQUIRE_SM90();
   expect_atomic_accurate_with({"DASH_BWD_EARLY_DV"}, 8600);
