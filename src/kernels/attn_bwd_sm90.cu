@@ -534,7 +534,7 @@ __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, con
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int idx = 4 * n + 2 * h + e;
-        float pv = ptx::ex2_approx_ftz(fmaf(s[idx], scale_log2, -lse));
+        float pv = ptx::ex2_mixed<DASH_BWD_EXP2_FMA_EVERY>(idx, fmaf(s[idx], scale_log2, -lse));
         if constexpr (kMask) {
           // row = q_row0 + qc (qc = 8n + 2 quad + e), key = key_row0 + 8h: row < q_lim, key < k_lim,
           // key <= row + diag

@@ -157,7 +157,7 @@ __device__ __forceinline__ void softmax_block(float (&s)[kBN / 2], int key0, con
 #pragma unroll
   for (int i = 0; i < kBN / 2; ++i) {
     const int h = (i % 4) / 2;
-    s[i] = ptx::ex2_approx_ftz(fmaf(s[i], scale_log2, -base[h]));
+    s[i] = ptx::ex2_mixed<DASH_FWD_EXP2_FMA_EVERY>(i, fmaf(s[i], scale_log2, -base[h]));
     row_sum[h] += s[i];
   }
 }
