@@ -512,7 +512,7 @@ __device__ __forceinline__ uint64_t sw128_desc_step(uint32_t lo0, uint32_t bytes
 // lse01: the LSE pairs of n = 0 and 1, loaded by the caller before it waits for S^T (the first
 // FFMAs waited on these loads: short-scoreboard stalls, 8% of the MMA warps' samples at bea1336;
 // the gain of this early load was not separable from noise in the a77d6b6 A/B).
-template <bool kMask, bool kCausal>
+template <bool kMask, bool kCausal, int kFmaEvery>
 __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, const float2 (&lse01)[2], int key_row0,
                                           int q_row0, int q_lim, int k_lim, int diag, float scale_log2, int quad) {
   // The mask bounds relative to this thread's first row and key (654eaff), through opaque
@@ -534,7 +534,7 @@ __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, con
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int idx = 4 * n + 2 * h + e;
-        float pv = ptx::ex2_mixed<DASH_BWD_EXP2_FMA_EVERY>(idx, fmaf(s[idx], scale_log2, -lse));
+        float pv = ptx::ex2_mixed<kFmaEvery>(idx, fmaf(s[idx], scale_log2, -lse));
         if constexpr (kMask) {
           // row = q_row0 + qc (qc = 8n + 2 quad + e), key = key_row0 + 8h: row < q_lim, key < k_lim,
           // key <= row + diag
@@ -809,9 +809,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           const bool interior = q_row0 + kBM <= tp.seqlen_q && (j + 1) * kBN <= tp.seqlen_k &&
                                 (!kCausal || (j + 1) * kBN - 1 <= q_row0 + diag);
           if (interior)
-            compute_p<false, kCausal>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
+            compute_p<false, kCausal, ptx::bwd_exp2_fma_every(D)>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
           else
-            compute_p<true, kCausal>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
+            compute_p<true, kCausal, ptx::bwd_exp2_fma_every(D)>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
 #pragma unroll
           for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(sacc, k, pf[k]);
           if (early_dv) {  // DRAFT (p.early_dv), CTA-uniform: dV's GEMM runs under the dS math

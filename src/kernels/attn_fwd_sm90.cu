@@ -126,7 +126,7 @@ __device__ __forceinline__ int num_key_blocks(int m0, int seqlen_q, int seqlen_k
 // Mask (when needed), row max, rescale factor, exponentials and partial row sums for one key
 // block held in the S accumulator (m64n128 layout). On return s holds P (fp32, unnormalised).
 // Row h (0: r, 1: r + 8) of this thread owns registers i with (i % 4) / 2 == h.
-template <bool kMask>
+template <bool kMask, int kFmaEvery>
 __device__ __forceinline__ void softmax_block(float (&s)[kBN / 2], int key0, const int (&key_lim)[2],
                                               float (&row_max)[2], float (&row_sum)[2], float (&corr)[2],
                                               float scale_log2, int quad) {
@@ -157,7 +157,7 @@ __device__ __forceinline__ void softmax_block(float (&s)[kBN / 2], int key0, con
 #pragma unroll
   for (int i = 0; i < kBN / 2; ++i) {
     const int h = (i % 4) / 2;
-    s[i] = ptx::ex2_mixed<DASH_FWD_EXP2_FMA_EVERY>(i, fmaf(s[i], scale_log2, -base[h]));
+    s[i] = ptx::ex2_mixed<kFmaEvery>(i, fmaf(s[i], scale_log2, -base[h]));
     row_sum[h] += s[i];
   }
 }
@@ -291,9 +291,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     auto softmax = [&](int j, float (&corr)[2]) {
       const int key0 = j * kBN;
       if (key0 + kBN - 1 > wg_key_lim)
-        softmax_block<true>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
+        softmax_block<true, ptx::fwd_exp2_fma_every(D)>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
       else
-        softmax_block<false>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
+        softmax_block<false, ptx::fwd_exp2_fma_every(D)>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
     };
     auto to_pfrag = [&]() {
 #pragma unroll

@@ -8,19 +8,29 @@
 //   the MUFU unit does 16 exp2 per clock per SM against 128 FMAs, so where the softmax is
 //   MUFU-bound (the forward at head_dim 64: one exp2 per 256 FLOPs of its two GEMMs) moving a
 //   quarter of the exp2s to the FMA pipe shortens it. The kernels choose the share at compile time
-//   (DASH_FWD_EXP2_FMA_EVERY / DASH_BWD_EXP2_FMA_EVERY below).
+//   (fwd_exp2_fma_every / bwd_exp2_fma_every below).
 #pragma once
 
 #include <cstdint>
 
-// Every N-th softmax element (N > 0) takes ex2_fma, the others MUFU.EX2; 0: MUFU only. Set by
-// CMake (-DDASH_FWD_EXP2_FMA_EVERY=N) for experiments; the defaults are the measured choice
-// (docs/perf.md v11).
-#ifndef DASH_FWD_EXP2_FMA_EVERY
-#define DASH_FWD_EXP2_FMA_EVERY 0
+// Every N-th softmax element (N > 0) takes ex2_fma, the others MUFU.EX2; 0: MUFU only. Per
+// direction and head dim, the measured choice (docs/perf.md v11: A/B of N = 2, 4, 8 against MUFU
+// only, 76df857): the forward at head_dim 64 (MUFU-bound: +1.3% geomean, up to +4.5% causal 16k)
+// and the backward at head_dim 128 (+1.4%) take every 4th; the forward at 128 (-4.5% with every
+// 4th: the extra instructions cost issue slots, its MUFU work hides under the other warpgroup's
+// GEMMs) and the backward at 64 (-2.5%) keep MUFU only. CMake overrides them for experiments
+// (-DDASH_FWD_EXP2_FMA_EVERY_HD64=N ...).
+#ifndef DASH_FWD_EXP2_FMA_EVERY_HD64
+#define DASH_FWD_EXP2_FMA_EVERY_HD64 4
 #endif
-#ifndef DASH_BWD_EXP2_FMA_EVERY
-#define DASH_BWD_EXP2_FMA_EVERY 0
+#ifndef DASH_FWD_EXP2_FMA_EVERY_HD128
+#define DASH_FWD_EXP2_FMA_EVERY_HD128 0
+#endif
+#ifndef DASH_BWD_EXP2_FMA_EVERY_HD64
+#define DASH_BWD_EXP2_FMA_EVERY_HD64 0
+#endif
+#ifndef DASH_BWD_EXP2_FMA_EVERY_HD128
+#define DASH_BWD_EXP2_FMA_EVERY_HD128 4
 #endif
 
 namespace dash::ptx {
@@ -55,6 +65,13 @@ __device__ __forceinline__ float ex2_mixed(int i, float x) {
     if (i % kEvery == kEvery - 1) return ex2_fma(x);
   }
   return ex2_approx_ftz(x);
+}
+
+constexpr int fwd_exp2_fma_every(int head_dim) {
+  return head_dim == 64 ? DASH_FWD_EXP2_FMA_EVERY_HD64 : DASH_FWD_EXP2_FMA_EVERY_HD128;
+}
+constexpr int bwd_exp2_fma_every(int head_dim) {
+  return head_dim == 64 ? DASH_BWD_EXP2_FMA_EVERY_HD64 : DASH_BWD_EXP2_FMA_EVERY_HD128;
 }
 
 }  // namespace dash::ptx
