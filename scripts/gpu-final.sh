@@ -13,14 +13,7 @@ el() { echo "($(( $(date +%s) - T0 )) s)"; }
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv; cat COMMIT 2>/dev/null; } > "$OUT/machine.txt"
 (python -m pip install --no-build-isolation --no-deps -v . > "$OUT/pip.log" 2>&1; echo "pip rc $?" >> "$OUT/pip.log") &
 pip_pid=$!
-pids=()
-for sh in 0 1 2 3; do
-  GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$sh timeout -k 5 240 "$B/tests/dash_gpu_tests" > "$OUT/gpu-shard$sh.log" 2>&1 &
-  pids+=($!)
-done
-wait "${pids[@]}"
-for sh in 0 1 2 3; do echo "shard $sh: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu-shard$sh.log" | tr '\n' ' ')"; done
-grep -h "^\[  FAILED  \] [A-Z]" "$OUT"/gpu-shard*.log | head
+bash scripts/gpu-suite-shards.sh "$B/tests/dash_gpu_tests" "$OUT" 240
 wait $pip_pid; tail -1 "$OUT/pip.log"; echo "tests + install $(el)"
 timeout -k 5 120 python -m pytest -q -rs tests/python > "$OUT/pytest.log" 2>&1; echo "pytest: $(tail -1 "$OUT/pytest.log") $(el)"
 ATTNS=${ATTNS:-dash,dash_op,sdpa_cudnn,sdpa_detmode} BLOCKS=${BLOCKS:-8} OUT=$OUT/clocks AB_BUDGET_S=120 timeout -k 5 150 \

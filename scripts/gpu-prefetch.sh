@@ -43,12 +43,7 @@ for r in a:
 print(f"bits: {same} deterministic rows equal, {diff} differ")
 PY
 echo "== 1. tests $(el)"
-for sh in 0 1 2 3; do
-  GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$sh timeout -k 5 300 "$B/tests/dash_gpu_tests" > "$OUT/gpu-shard$sh.log" 2>&1 &
-done
-wait $(jobs -p | grep -v "^$pip_pid$") 2>/dev/null
-for sh in 0 1 2 3; do echo "shard $sh: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu-shard$sh.log" | tr '\n' ' ')"; done
-grep -h "^\[  FAILED  \] [A-Z]" "$OUT"/gpu-shard*.log | head
+bash scripts/gpu-suite-shards.sh "$B/tests/dash_gpu_tests" "$OUT" 300
 for tool in memcheck racecheck synccheck; do
   timeout -k 5 150 bash scripts/run_sanitizer.sh $tool "$B/tests/dash_gpu_tests" > "$OUT/sanitizer-$tool.log" 2>&1
   echo "$tool: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$OUT/sanitizer-$tool.log" | tr '\n' ' ' | cut -c1-160)"
