@@ -1,0 +1,147 @@
+// Probe (not part of the build): how fast can every SM push dQ partials into L2 with the bulk
+// reduce-add, and does a CTA pair that first sums its partials through DSMEM (each CTA then
+// reduces half a tile) push them faster? Written in the tenth session (docs/perf.md "What limits
+// the kernel": the dq_empty wait, 14% of the backward's MMA loop at hdim 128, sits behind ~1.8 TB/s
+// of fp32 reduce-adds into L2). Not yet run on a GPU.
+//   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -o /tmp/dq_reduce_bw bench/probes/dq_reduce_bw.cu && /tmp/dq_reduce_bw
+// Every variant runs one CTA per SM (132 on the H200), 128 threads, for `iters` steps; a step is
+// what the backward's writer does per staged dQ tile:
+//   solo   each CTA: one 32 KiB bulk reduce-add of its staged partial, at most 2 in flight with
+//          completion waits (the kernel's two writers), tiles private to the CTA (L2-resident)
+//          or shared by all CTAs (`shared`: the same 16 tiles for everyone, the concurrent adds
+//          into one dQ tile that the atomic mode and FA3's orders make);
+//   pair   clusters of 2: each CTA sends the half of its partial that the other one owns into
+//          the peer's smem (DSMEM stores), cluster barrier, adds the received half into its own
+//          half, one 16 KiB bulk reduce-add; the same in-flight rule. Half the L2 reduce bytes,
+//          plus 16 KiB of DSMEM traffic and one cluster barrier per CTA per step.
+// Printed: us per step (the whole grid's time / iters) and the L2 reduce rate. The backward at
+// hdim 128 full 8k spends ~2.4 us per step; if `solo` already needs ~that per step, the reduce
+// traffic is the bound, and `pair`'s time per step says what the pre-sum would leave.
+#include <cooperative_groups.h>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cuda/ptx>
+#include <cuda_runtime.h>
+
+namespace cg = cooperative_groups;
+
+#define CHECK(x)                                                                                    \
+  do {                                                                                              \
+    cudaError_t e_ = (x);                                                                           \
+    if (e_ != cudaSuccess) {                                                                        \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));      \
+      std::exit(1);                                                                                 \
+    }                                                                                               \
+  } while (0)
+
+constexpr int kThreads = 128;
+constexpr int kTileFloats = 64 * 128;  // one dQ tile of the hdim 128 backward: 64 rows x 128, fp32
+constexpr int kTileBytes = kTileFloats * 4;
+constexpr int kHalfFloats = kTileFloats / 2;
+constexpr int kTilesPerCta = 4;  // private footprint: 132 x 4 x 32 KiB = 16.5 MiB, inside L2
+
+__device__ __forceinline__ float* dst_tile(float* dst, int shared_tiles, int cta, int it) {
+  const int tile = shared_tiles > 0 ? it % shared_tiles : cta * kTilesPerCta + it % kTilesPerCta;
+  return dst + static_cast<size_t>(tile) * kTileFloats;
+}
+
+// Two staged buffers, like the kernel's; step `it` reduces buffer it % 2, at most two in flight.
+__global__ void __launch_bounds__(kThreads, 1) solo_kernel(float* dst, int iters, int shared_tiles) {
+  extern __shared__ __align__(128) float smem[];
+  for (int i = threadIdx.x; i < 2 * kTileFloats; i += kThreads) smem[i] = 0.25f * static_cast<float>(i % 7 - 3);
+  cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int it = 0; it < iters; ++it) {
+    cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add,
+                                    dst_tile(dst, shared_tiles, blockIdx.x, it), smem + (it & 1) * kTileFloats,
+                                    static_cast<uint32_t>(kTileBytes));
+    cuda::ptx::cp_async_bulk_commit_group();
+    cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<1>{});  // completion of the previous step's
+  }
+  cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+}
+
+// smem: P[2] (32 KiB each, the staged partials) then R[2] (16 KiB each, the halves received).
+// CTA rank r owns rows [32 r, 32 r + 32) of the tile (floats [r * kHalfFloats, +kHalfFloats)).
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
+    pair_kernel(float* dst, int iters, int shared_tiles) {
+  extern __shared__ __align__(128) float smem[];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int r = static_cast<int>(cluster.block_rank());
+  float* P = smem;
+  float* R = smem + 2 * kTileFloats;
+  float* peer_R = cluster.map_shared_rank(R, r ^ 1);
+  for (int i = threadIdx.x; i < 2 * kTileFloats; i += kThreads) P[i] = 0.25f * static_cast<float>(i % 7 - 3);
+  cluster.sync();  // the peer is running before its smem is written
+  const int pair = blockIdx.x / 2;
+  for (int it = 0; it < iters; ++it) {
+    float* p = P + (it & 1) * kTileFloats;
+    const float4* give = reinterpret_cast<const float4*>(p + (r ^ 1) * kHalfFloats);
+    float4* to = reinterpret_cast<float4*>(peer_R + (it & 1) * kHalfFloats);
+    for (int i = threadIdx.x; i < kHalfFloats / 4; i += kThreads) to[i] = give[i];  // DSMEM stores
+    cluster.sync();  // release/acquire: the peer's half has landed; R[it & 1] of 2 steps ago is consumed
+    float4* mine = reinterpret_cast<float4*>(p + r * kHalfFloats);
+    const float4* got = reinterpret_cast<const float4*>(R + (it & 1) * kHalfFloats);
+    for (int i = threadIdx.x; i < kHalfFloats / 4; i += kThreads) {
+      // a fixed order, rank 0's partial first: the pair's sum is the same bits whichever CTA adds
+      const float4 a = r == 0 ? mine[i] : got[i], b = r == 0 ? got[i] : mine[i];
+      mine[i] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+    }
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      float* d = dst_tile(dst, shared_tiles, pair, it) + r * kHalfFloats;
+      cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, d,
+                                      p + r * kHalfFloats, static_cast<uint32_t>(kHalfFloats * 4));
+      cuda::ptx::cp_async_bulk_commit_group();
+      cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<1>{});
+    }
+  }
+  if (threadIdx.x == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+  cluster.sync();  // no CTA leaves while its peer may still store into its smem
+}
+
+int main(int argc, char** argv) {
+  const int iters = argc > 1 ? std::atoi(argv[1]) : 2000;
+  int dev = 0, sms = 0;
+  CHECK(cudaGetDevice(&dev));
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int grid = sms & ~1;  // pairs need an even grid; solo uses the same grid
+  const size_t solo_smem = 2 * kTileBytes, pair_smem = 2 * kTileBytes + kTileBytes;
+  CHECK(cudaFuncSetAttribute(solo_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(solo_smem)));
+  CHECK(cudaFuncSetAttribute(pair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(pair_smem)));
+  const size_t dst_floats = static_cast<size_t>(grid) * kTilesPerCta * kTileFloats;
+  float* dst = nullptr;
+  CHECK(cudaMalloc(&dst, dst_floats * 4));
+  CHECK(cudaMemset(dst, 0, dst_floats * 4));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::printf("grid %d CTAs, %d steps each, step = one dQ tile (64 x 128 fp32)\n", grid, iters);
+  std::printf("%-6s %-12s %10s %14s\n", "mode", "tiles", "us/step", "L2 reduce TB/s");
+  for (int shared_tiles : {0, 16}) {
+    for (int mode = 0; mode < 2; ++mode) {
+      float best = 1e30f;
+      for (int rep = 0; rep < 3; ++rep) {
+        CHECK(cudaEventRecord(e0));
+        if (mode == 0)
+          solo_kernel<<<grid, kThreads, solo_smem>>>(dst, iters, shared_tiles);
+        else
+          pair_kernel<<<grid, kThreads, pair_smem>>>(dst, iters, shared_tiles);
+        CHECK(cudaGetLastError());
+        CHECK(cudaEventRecord(e1));
+        CHECK(cudaEventSynchronize(e1));
+        float ms = 0.f;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        if (ms < best) best = ms;
+      }
+      const double bytes = static_cast<double>(grid) * iters * (mode == 0 ? kTileBytes : kTileBytes / 2);
+      std::printf("%-6s %-12s %10.3f %14.2f\n", mode == 0 ? "solo" : "pair",
+                  shared_tiles ? "shared 16" : "private", 1e3 * best / iters, bytes / (best * 1e-3) / 1e12);
+    }
+  }
+  CHECK(cudaFree(dst));
+  return 0;
+}
