@@ -262,7 +262,16 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
       fastest_other = &r;
   if (best == nullptr) return;
   std::printf("\nrecommended: %s", dash::schedule_name(rec));
-  if (fastest_other != nullptr && fastest_other->makespan < best->makespan)
+  const Schedule model_pick = plan::recommend_from(rows);
+  const plan::PlanRow* model_row = nullptr;
+  for (const auto& r : rows)
+    if (r.schedule == model_pick) model_row = &r;
+  if (!o.schedule_given && rec != model_pick && model_row != nullptr)
+    std::printf(" (measured rule: on full masks of >= %d KV tiles of >= 128 keys spt runs faster on the H200\n"
+                "than the model says; the model has it %.1f%% behind %s; docs/schedules.md \"Long full masks\")",
+                plan::kSptLongFullTiles, 100.0 * (best->makespan / model_row->makespan - 1.0),
+                dash::schedule_name(model_pick));
+  else if (fastest_other != nullptr && fastest_other->makespan < best->makespan)
     std::printf(" (within %.0f%% of %s, and simpler: ties go to the schedule with less state)",
                 100.0 * plan::kTieTolerance, dash::schedule_name(fastest_other->schedule));
   else
@@ -378,7 +387,7 @@ int plan_main(int argc, char** argv) {
   std::vector<plan::PlanRow> rows;
   if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
   else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
-  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows);
+  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p);
 
   if (o.json) print_json(rows, rec, cost);
   else print_table(o, p, cost, rows, rec);

@@ -73,6 +73,18 @@ Schedule recommend_from(const std::vector<PlanRow>& rows) {
   return pick;
 }
 
+Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob) {
+  const Schedule pick = recommend_from(rows);
+  if (prob.causal || prob.block_n < 128 || prob.n_tiles() < kSptLongFullTiles) return pick;
+  double pick_ms = std::numeric_limits<double>::infinity(), spt_ms = pick_ms;
+  for (const PlanRow& r : rows) {
+    if (!r.feasible || !r.deterministic) continue;
+    if (r.schedule == pick) pick_ms = r.makespan;
+    if (r.schedule == Schedule::kSpt) spt_ms = r.makespan;
+  }
+  return spt_ms <= pick_ms * (1.0 + kSptLongFullModelGap) ? Schedule::kSpt : pick;
+}
+
 Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, Dispatch dispatch) {
   std::vector<PlanRow> rows;
   for (Schedule s : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kShift,
@@ -81,7 +93,7 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, 
     if (s == Schedule::kSymmetricShift && !prob.causal) continue;
     rows.push_back(plan_one(prob, s, cost, num_sms, dispatch));
   }
-  return recommend_from(rows);
+  return recommend_from(rows, prob);
 }
 
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

@@ -43,8 +43,21 @@ std::vector<PlanRow> plan_all(const TileProblem& prob, const CostModel& cost, in
 // descending, then the simpler schedule (ascending, spt, shift, symmetric_shift).
 Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms,
                    Dispatch dispatch = Dispatch::kDynamic);
-// Same choice from rows plan_all already computed (rows of other schedules are ignored).
+// Same choice from rows plan_all already computed (rows of other schedules are ignored): the
+// model's pick alone.
 Schedule recommend_from(const std::vector<PlanRow>& rows);
+// The model's pick with the measured rule below; what recommend() returns.
+Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob);
+
+// A measured rule on top of the model (docs/schedules.md, "Long full masks"): on a full mask with
+// at least kSptLongFullTiles KV tiles per head, in tiles of >= 128 keys (the sm90 kernel's), spt
+// replaces the model's pick when the model puts spt within kSptLongFullModelGap of it. On the
+// H200 spt ran 3-13% faster than descending at full 16384 (both head dims) in five of the seven
+// sm90 sweeps and every later run, and at most 2.1% slower in the other two; the simulator has
+// both chains pipelining alike there (spt 0.05-1.5% behind), so no rate of the model moves it.
+// At 8192 (64 tiles) descending or ascending is the measured best, and spt is up to 7% slower.
+constexpr int kSptLongFullTiles = 128;
+constexpr double kSptLongFullModelGap = 0.03;
 // Predicted backward time (the cost model's unit, microseconds for for_shape); kAuto is
 // resolved with recommend(). +inf when the schedule cannot run on num_sms.
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

@@ -578,7 +578,7 @@ Prediction predict(const Measured& m, const Sweep& sw, const CostModel& cost) {
     out.ms[k] = row.makespan / 1000.0;
     rows.push_back(row);
   }
-  out.pick = static_cast<int>(plan::recommend_from(rows));
+  out.pick = static_cast<int>(plan::recommend_from(rows, p));
   return out;
 }
 
@@ -851,13 +851,13 @@ TEST(Calibration, Sm90CostParamsAgainstTheH200) {
       kSm90DualSweep, "sm90 set on the dual-writer kernel (250529d: peers + dash-attn bench), default task order:",
       "dual writer");
   const Score &s = r.all, &before = r.e58bc06, &s128 = r.h128, &s64 = r.h64;
-  // `auto` (descending at every point, as with the e58bc06 set) within 3% of the measured best at
-  // 11/12 and 11/12. The misses are full 16384 at both head dims, where spt (head-major) is 5.4% and
-  // 9.8% faster than descending (head blocks of 16); no parameter of this model structure puts
-  // spt ahead there (the model has them within 1.5%, descending first), so no point of the fit's
-  // grid gets more than 22/24.
-  EXPECT_GE(s128.auto_ok, 11) << s128.misses;
-  EXPECT_GE(s64.auto_ok, 11) << s64.misses;
+  // `auto` within 3% of the measured best at 12/12 and 12/12: descending everywhere except full
+  // 16384, where the measured rule (plan::kSptLongFullTiles, docs/schedules.md "Long full masks")
+  // picks spt. Without the rule (the model alone, as when the set was fitted) 11/12 and 11/12: spt
+  // is 5.4% and 9.8% faster than descending there, and no parameter of this model structure puts
+  // it ahead (the model has them within 1.5%, descending first).
+  EXPECT_GE(s128.auto_ok, 12) << s128.misses;
+  EXPECT_GE(s64.auto_ok, 12) << s64.misses;
   // Atomic is the compute fit (c + per-side cost): within 4% on average at each head dim (2.0% and
   // 2.5% when fitted; the e58bc06 set: 11.4% and 17.0%, the kernel got faster).
   EXPECT_LT(s128.atomic_err, 0.04);
@@ -936,11 +936,12 @@ TEST(Calibration, Sm90CostParamsOnTakeAhead1) {
       kSm90Ahead1Sweep, "sm90 set on the take-ahead-1 kernel (9dd59e9: peers + dash-attn bench), default task order:",
       "take-ahead 1");
   const Score &s = r.all, &before = r.e58bc06, &s128 = r.h128, &s64 = r.h64;
-  // `auto` (descending at every point) within 3% of the measured best at 12/12 and 11/12. The
-  // miss is hdim 64 full 16384, spt 3.1% faster (peers 4.6%, bench 1.6%, each against its mean of
-  // the descending and auto rows); the model ties them within 0.05%, as on the dual-writer sweep.
+  // `auto` within 3% of the measured best at 12/12 and 12/12 (descending, spt at full 16384 by the
+  // measured rule). The model alone: 12/12 and 11/12, the miss hdim 64 full 16384, spt 3.1% faster
+  // (peers 4.6%, bench 1.6%, each against its mean of the descending and auto rows); the model
+  // ties them within 0.05%, as on the dual-writer sweep.
   EXPECT_GE(s128.auto_ok, 12) << s128.misses;
-  EXPECT_GE(s64.auto_ok, 11) << s64.misses;
+  EXPECT_GE(s64.auto_ok, 12) << s64.misses;
   // Atomic within 4% on average at each head dim (2.4% and 2.4%).
   EXPECT_LT(s128.atomic_err, 0.04);
   EXPECT_LT(s64.atomic_err, 0.04);
