@@ -5,8 +5,9 @@
 #      (nvidia-smi, 100 ms) and joined per block (scripts/step_clocks_join.py);
 #   2. the same on GPU 0 alone (one process);
 #   3. examples/check_reproducible.sh without FSDP and without its own step A/B: the 1-GPU and
-#      DDP dash pairs must be identical (and, with the kernels unchanged for hdim 128, carry the
-#      hashes of docs/training.md run 7), the cuDNN pair must differ.
+#      DDP dash pairs must be identical, the cuDNN pair must differ. (Reference hashes,
+#      docs/training.md: 1 GPU `b6b8b5c0...` since fc7da02's exp2 change, run 10; DDP `f2090ef9...`
+#      until then, not re-measured since.)
 # Knobs: ATTNS (dash,dash_op,sdpa_cudnn,sdpa_detmode), BLOCKS (10), STEPS (60), CHECK_ARGS, CHECK_BUDGET_S (300).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1

@@ -11,8 +11,6 @@
 //   (fwd_exp2_fma_every / bwd_exp2_fma_every below).
 #pragma once
 
-#include <cstdint>
-
 // Every N-th softmax element (N > 0) takes ex2_fma, the others MUFU.EX2; 0: MUFU only. Per
 // direction and head dim, the measured choice (docs/perf.md v11: A/B of N = 2, 4, 8 against MUFU
 // only, 76df857): the forward at head_dim 64 (MUFU-bound: +1.3% geomean, up to +4.5% causal 16k)

@@ -52,10 +52,11 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
 // A measured rule on top of the model (docs/schedules.md, "Long full masks"): on a full mask with
 // at least kSptLongFullTiles KV tiles per head, in tiles of >= 128 keys (the sm90 kernel's), spt
 // replaces the model's pick when the model puts spt within kSptLongFullModelGap of it. On the
-// H200 spt ran 3-13% faster than descending at full 16384 (both head dims) in five of the seven
-// sm90 sweeps and every later run, and at most 2.1% slower in the other two; the simulator has
-// both chains pipelining alike there (spt 0.05-1.5% behind), so no rate of the model moves it.
-// At 8192 (64 tiles) descending or ascending is the measured best, and spt is up to 7% slower.
+// H200 at full 16384, spt ran 0.9-13% faster than descending at 7 of the 10 points of the five
+// sm90 sweeps (two head dims each) and in every later run (2.3-11%), and 0.9-2.1% slower at the
+// other 3; the simulator has both chains pipelining alike there (spt 0.05-1.5% behind), so no rate
+// of the model moves it. At 8192 (64 tiles) descending or ascending is the measured best, and spt
+// is up to 7% slower.
 constexpr int kSptLongFullTiles = 128;
 constexpr double kSptLongFullModelGap = 0.03;
 // Predicted backward time (the cost model's unit, microseconds for for_shape); kAuto is
