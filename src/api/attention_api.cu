@@ -167,6 +167,23 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
   w.total = off;
   return w;
 }
+// SMs of a device, cached per device (a process sees a fixed count): the attribute query was a
+// CUDA runtime call on every backward. 0 = not known yet; a race stores the same value twice.
+// Devices past the table are queried on every call.
+cudaError_t cached_sm_count(int dev, int* num_sms) {
+  static std::atomic<int> cache[64];  // static storage: zero-initialized
+  const bool cacheable = dev >= 0 && dev < 64;
+  if (cacheable) {
+    const int n = cache[dev].load(std::memory_order_relaxed);
+    if (n > 0) {
+      *num_sms = n;
+      return cudaSuccess;
+    }
+  }
+  const cudaError_t err = cudaDeviceGetAttribute(num_sms, cudaDevAttrMultiProcessorCount, dev);
+  if (err == cudaSuccess && cacheable) cache[dev].store(*num_sms, std::memory_order_relaxed);
+  return err;
+}
 }  // namespace kernels
 
 namespace {
@@ -237,23 +254,6 @@ cudaError_t cached_bwd_occupancy(bool sm90, const AttnShape& s, int dev, int* pe
   return cudaSuccess;
 }
 
-// SMs of a device, cached per device (a process sees a fixed count): the attribute query was a
-// CUDA runtime call on every backward. 0 = not known yet; a race stores the same value twice.
-// Devices past the table are queried on every call.
-cudaError_t cached_sm_count(int dev, int* num_sms) {
-  static std::atomic<int> cache[64];  // static storage: zero-initialized
-  const bool cacheable = dev >= 0 && dev < 64;
-  if (cacheable) {
-    const int n = cache[dev].load(std::memory_order_relaxed);
-    if (n > 0) {
-      *num_sms = n;
-      return cudaSuccess;
-    }
-  }
-  const cudaError_t err = cudaDeviceGetAttribute(num_sms, cudaDevAttrMultiProcessorCount, dev);
-  if (err == cudaSuccess && cacheable) cache[dev].store(*num_sms, std::memory_order_relaxed);
-  return err;
-}
 }  // namespace
 
 Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms) {
@@ -348,7 +348,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
 
   int dev = 0, num_sms = 0, per_sm = 0;
   DASH_CUDA_RETURN(cudaGetDevice(&dev));
-  DASH_CUDA_RETURN(cached_sm_count(dev, &num_sms));
+  DASH_CUDA_RETURN(kernels::cached_sm_count(dev, &num_sms));
   DASH_CUDA_RETURN(cached_bwd_occupancy(use_sm90, s, dev, &per_sm));
   const int capacity = std::min(num_sms * per_sm, kernels::kMaxBwdCtas);
   if (capacity < 1) return make_status(StatusCode::kInsufficientResources, "backward kernel cannot be resident");

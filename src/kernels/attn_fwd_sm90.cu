@@ -29,7 +29,9 @@
 // one's GEMMs occupy the tensor cores; and a 3-stage K/V ring instead of 2.
 //   kBarTurnWG1 / kBarTurnWG2 (ids 1 / 2, 256 threads): WG w bar.syncs its own id before issuing
 //   the GEMMs of a step and bar.arrives on the other WG's id right after issuing them.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
@@ -90,7 +92,7 @@ struct Sm90FwdSmem {
   static_assert(kDynamicBytes + 2048 <= kMaxSmemPerCta, "K/V ring does not fit in shared memory");
 };
 
-enum WaitWhat : int { kWaitQ = 0, kWaitK = 1, kWaitV = 2, kWaitEmpty = 3 };
+enum WaitWhat : int { kWaitQ = 0, kWaitK = 1, kWaitV = 2, kWaitEmpty = 3, kWaitQEmpty = 4 };
 
 // mbarrier parity wait. DASH_DEBUG_WAITS: bounded (~2^32 clocks, about 2 s) and traps with what
 // was awaited, the stage and the parity instead of hanging (hopper-guide 6).
@@ -99,9 +101,9 @@ __device__ __forceinline__ void wait_stage(uint64_t* bar, uint32_t parity, int w
   const long long t0 = clock64();
   while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
     if (clock64() - t0 > (1ll << 32)) {
-      const char* names[4] = {"Q full", "K full", "V full", "KV empty"};
+      const char* names[5] = {"Q full", "K full", "V full", "KV empty", "Q empty"};
       printf("dash-attn fwd_sm90: mbarrier wait timed out: %s stage %d parity %u block (%d,%d,%d) thread %d\n",
-             names[what & 3], stage, parity, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x);
+             names[what % 5], stage, parity, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x);
       __trap();
     }
   }
@@ -121,6 +123,46 @@ __device__ __forceinline__ int num_key_blocks(int m0, int seqlen_q, int seqlen_k
   const int last_key = last_row + (seqlen_k - seqlen_q);
   if (last_key < 0) return 0;
   return min(n_all, last_key / kBN + 1);
+}
+
+// Work units and their tiles. A CTA takes units blockIdx.x, blockIdx.x + gridDim.x, ... (one
+// unit per CTA when the grid covers them all; persistent: one CTA per SM loops over them).
+// Units run in (batch, head)-major order so that the CTAs running at once share K/V in L2.
+//   full:   a unit is one 128-row Q tile, taken last tile first;
+//   causal: a unit is the pair (nx-1-i, i) (the heaviest and the lightest remaining tile of a head;
+//           the middle tile alone when nx is odd): every pair sees about nx+1 key blocks, so a
+//           static round robin over pairs is as balanced as the hardware's dynamic scheduling.
+// Any CTA computes any tile with the same instructions, so the bits do not depend on the grid.
+struct TileOrder {
+  int nx;          // Q tiles per (batch, head)
+  int per_head;    // units per (batch, head)
+  int num_units;
+  int heads_q;
+};
+
+__host__ __device__ inline TileOrder make_tile_order(int seqlen_q, int heads_q, int batch, bool causal) {
+  TileOrder o;
+  o.nx = (seqlen_q + kBM - 1) / kBM;
+  o.per_head = causal ? (o.nx + 1) / 2 : o.nx;
+  o.num_units = o.per_head * heads_q * batch;
+  o.heads_q = heads_q;
+  return o;
+}
+
+// Tile `k` (0 or 1) of unit u: its Q tile index, query head and batch; false if the unit has no
+// tile k (full masks: k = 1; causal: k = 1 of the middle tile).
+__device__ __forceinline__ bool unit_tile(const TileOrder& o, bool causal, int u, int k, int* m_block, int* hq,
+                                          int* b) {
+  const int i = u % o.per_head;
+  const int hb = u / o.per_head;
+  *hq = hb % o.heads_q;
+  *b = hb / o.heads_q;
+  if (k == 0) {
+    *m_block = o.nx - 1 - i;
+    return true;
+  }
+  *m_block = i;
+  return causal && i != o.nx - 1 - i;
 }
 
 // Mask (when needed), row max, rescale factor, exponentials and partial row sums for one key
@@ -169,24 +211,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStages = fwd_stages(kPingPong);
   using L = Sm90FwdSmem<D, kStages>;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  __shared__ __align__(8) uint64_t bars[1 + 3 * kStages];
+  __shared__ __align__(8) uint64_t bars[2 + 3 * kStages];
   uint64_t* q_full = &bars[0];
   uint64_t* k_full = &bars[1];
   uint64_t* v_full = &bars[1 + kStages];
   uint64_t* kv_empty = &bars[1 + 2 * kStages];
+  uint64_t* q_empty = &bars[1 + 3 * kStages];
 
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
   uint8_t* sQ = smem + L::kQOff;
   uint8_t* sK = smem + L::kKOff;
   uint8_t* sV = smem + L::kVOff;
 
-  // Heavy (causal) tiles first: the last Q tile has the most key blocks.
-  const int m_block = gridDim.x - 1 - blockIdx.x;
-  const int hq = blockIdx.y, b = blockIdx.z;
-  const int hk = hq / (p.heads_q / p.heads_kv);
-  const int m0 = m_block * kBM;
-  const int n_blocks = num_key_blocks(m0, p.seqlen_q, p.seqlen_k, kCausal);
-
+  const TileOrder order = make_tile_order(p.seqlen_q, p.heads_q, p.batch, kCausal);
   if (threadIdx.x == 0) {
     ptx::prefetch_tensormap(&tm_q);
     ptx::prefetch_tensormap(&tm_k);
@@ -197,6 +234,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       cuda::ptx::mbarrier_init(&v_full[s], 1);
       cuda::ptx::mbarrier_init(&kv_empty[s], kConsumerWarps);
     }
+    cuda::ptx::mbarrier_init(q_empty, kConsumerWarps);
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   __syncthreads();
@@ -206,27 +244,44 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {
     // ---------------------------------------------------------------- producer warpgroup
     ptx::setmaxnreg_dec<kProducerRegs>();
-    if (threadIdx.x == 0 && n_blocks > 0) {
-      sm90::mbar_arrive_expect_tx(q_full, L::kQBytes);
-#pragma unroll
-      for (int c = 0; c < D / 64; ++c)
-        sm90::tma_load_4d(sQ + c * sm90::subtile_bytes(kBM), &tm_q, 64 * c, m0, hq, b, q_full);
+    if (threadIdx.x == 0) {
+      uint32_t kv_count = 0;  // K/V ring uses so far (all tiles of this CTA)
+      uint32_t q_count = 0;   // Q loads so far
 #pragma unroll 1
-      for (int it = 0; it < n_blocks; ++it) {
-        const int s = it % kStages;
-        const uint32_t use_parity = (it / kStages) & 1;
-        const int j = n_blocks - 1 - it;
-        wait_stage(&kv_empty[s], use_parity ^ 1, kWaitEmpty, s);
-        uint8_t* k_dst = sK + s * L::kKVBytes;
-        uint8_t* v_dst = sV + s * L::kKVBytes;
-        sm90::mbar_arrive_expect_tx(&k_full[s], L::kKVBytes);
+      for (int u = blockIdx.x; u < order.num_units; u += gridDim.x) {
+#pragma unroll 1
+        for (int k = 0; k < 2; ++k) {
+          int m_block, hq, b;
+          if (!unit_tile(order, kCausal, u, k, &m_block, &hq, &b)) break;
+          const int m0 = m_block * kBM;
+          const int n_blocks = num_key_blocks(m0, p.seqlen_q, p.seqlen_k, kCausal);
+          if (n_blocks == 0) continue;
+          const int hk = hq / (p.heads_q / p.heads_kv);
+          // Q is refilled once both consumer warpgroups' last S GEMM of the previous tile is done.
+          wait_stage(q_empty, (q_count & 1) ^ 1, kWaitQEmpty, 0);
+          ++q_count;
+          sm90::mbar_arrive_expect_tx(q_full, L::kQBytes);
 #pragma unroll
-        for (int c = 0; c < D / 64; ++c)
-          sm90::tma_load_4d(k_dst + c * sm90::subtile_bytes(kBN), &tm_k, 64 * c, j * kBN, hk, b, &k_full[s]);
-        sm90::mbar_arrive_expect_tx(&v_full[s], L::kKVBytes);
+          for (int c = 0; c < D / 64; ++c)
+            sm90::tma_load_4d(sQ + c * sm90::subtile_bytes(kBM), &tm_q, 64 * c, m0, hq, b, q_full);
+#pragma unroll 1
+          for (int it = 0; it < n_blocks; ++it, ++kv_count) {
+            const int s = kv_count % kStages;
+            const uint32_t use_parity = (kv_count / kStages) & 1;
+            const int j = n_blocks - 1 - it;
+            wait_stage(&kv_empty[s], use_parity ^ 1, kWaitEmpty, s);
+            uint8_t* k_dst = sK + s * L::kKVBytes;
+            uint8_t* v_dst = sV + s * L::kKVBytes;
+            sm90::mbar_arrive_expect_tx(&k_full[s], L::kKVBytes);
 #pragma unroll
-        for (int c = 0; c < D / 64; ++c)
-          sm90::tma_load_4d(v_dst + c * sm90::subtile_bytes(kBN), &tm_v, 64 * c, j * kBN, hk, b, &v_full[s]);
+            for (int c = 0; c < D / 64; ++c)
+              sm90::tma_load_4d(k_dst + c * sm90::subtile_bytes(kBN), &tm_k, 64 * c, j * kBN, hk, b, &k_full[s]);
+            sm90::mbar_arrive_expect_tx(&v_full[s], L::kKVBytes);
+#pragma unroll
+            for (int c = 0; c < D / 64; ++c)
+              sm90::tma_load_4d(v_dst + c * sm90::subtile_bytes(kBN), &tm_v, 64 * c, j * kBN, hk, b, &v_full[s]);
+          }
+        }
       }
     }
     return;
@@ -237,168 +292,194 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int cw = wg - 1;                    // 0 or 1: rows 64*cw .. 64*cw+63 of the tile
   const int t = threadIdx.x % 128;          // thread in the warpgroup
   const int warp = t / 32, lane = t % 32, quad = lane % 4;
-  const int r0 = m0 + 64 * cw + 16 * warp + lane / 4;  // this thread's rows: r0 and r0 + 8
   const int diag = p.seqlen_k - p.seqlen_q;
+  // Descriptors: Q rows of this warpgroup (A, K-major), K (B, K-major), V (B, MN-major).
+  const uint64_t desc_q = sm90::make_kmajor_desc(sQ + 64 * cw * sm90::kSwizzleBytes);
+  const uint64_t desc_k0 = sm90::make_kmajor_desc(sK);
+  const uint64_t desc_v0 = sm90::make_mnmajor_desc(sV, sm90::subtile_bytes(kBN));
+  uint32_t kv_count = 0;  // same counts as the producer's
+  uint32_t q_count = 0;
 
-  // Last visible key per row, and the smallest over the warpgroup (blocks past it need no mask).
-  int key_lim[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) key_lim[h] = kCausal ? min(p.seqlen_k - 1, r0 + 8 * h + diag) : p.seqlen_k - 1;
-  const int wg_key_lim = kCausal ? min(p.seqlen_k - 1, m0 + 64 * cw + diag) : p.seqlen_k - 1;
-
-  float o[D / 2];
-#pragma unroll
-  for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
-  float row_max[2] = {-INFINITY, -INFINITY};
-  float row_sum[2] = {0.f, 0.f};
-
-  if (n_blocks > 0) {
-    // Descriptors: Q rows of this warpgroup (A, K-major), K (B, K-major), V (B, MN-major).
-    const uint64_t desc_q = sm90::make_kmajor_desc(sQ + 64 * cw * sm90::kSwizzleBytes);
-    const uint64_t desc_k0 = sm90::make_kmajor_desc(sK);
-    const uint64_t desc_v0 = sm90::make_mnmajor_desc(sV, sm90::subtile_bytes(kBN));
-
-    // k16 step kk of the hdim: sub-tile kk / 4, 32 B per step inside it.
-    auto qk_step = [](int kk, uint32_t subtile) -> uint32_t {
-      return (kk / 4) * subtile + (kk % 4) * sm90::kKMajorStepBytes;
-    };
-
-    float s[kBN / 2];
-    uint32_t pf[kBN / 16][4];
-
-    auto issue_qk = [&](int stage) {
-      const uint64_t desc_k = sm90::advance_smem_desc(desc_k0, stage * L::kKVBytes);
-      ptx::warpgroup_fence_operand(s);
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        ptx::wgmma_ss<kBN, 0, 0, T>(s, sm90::advance_smem_desc(desc_q, qk_step(kk, sm90::subtile_bytes(kBM))),
-                                    sm90::advance_smem_desc(desc_k, qk_step(kk, sm90::subtile_bytes(kBN))),
-                                    kk > 0 ? 1 : 0);
-      ptx::wgmma_commit_group();
-    };
-    auto issue_pv = [&](int stage) {
-      const uint64_t desc_v = sm90::advance_smem_desc(desc_v0, stage * L::kKVBytes);
-      ptx::warpgroup_fence_operand(o);
-#pragma unroll
-      for (int k = 0; k < kBN / 16; ++k) ptx::warpgroup_fence_operand(pf[k]);
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < kBN / 16; ++k)
-        ptx::wgmma_rs<D, 1, T>(o, pf[k], sm90::advance_smem_desc(desc_v, k * sm90::kMNMajorStepBytes), 1);
-      ptx::wgmma_commit_group();
-    };
-    auto softmax = [&](int j, float (&corr)[2]) {
-      const int key0 = j * kBN;
-      if (key0 + kBN - 1 > wg_key_lim)
-        softmax_block<true, ptx::fwd_exp2_fma_every(D)>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
-      else
-        softmax_block<false, ptx::fwd_exp2_fma_every(D)>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
-    };
-    auto to_pfrag = [&]() {
-#pragma unroll
-      for (int k = 0; k < kBN / 16; ++k) sm90::acc_to_a_frag<T>(s, k, pf[k]);
-    };
-
-    // Ping-pong turns (kPingPong only): wait for this warpgroup's turn to issue GEMMs, and hand
-    // the turn to the other one right after issuing. Both WGs take n_blocks + 1 turns (prologue,
-    // n_blocks - 1 loop steps, tail); WG2 gives WG1 the first turn and skips its last hand-off,
-    // so each barrier completes exactly n_blocks + 1 phases and none is left half-arrived.
-    auto take_turn = [&]() {
-      if constexpr (kPingPong) ptx::named_bar_sync(cw == 0 ? kBarTurnWG1 : kBarTurnWG2, kTurnThreads);
-    };
-    auto pass_turn = [&]() {
-      if constexpr (kPingPong) ptx::named_bar_arrive(cw == 0 ? kBarTurnWG2 : kBarTurnWG1, kTurnThreads);
-    };
-    if constexpr (kPingPong) {
-      if (cw == 1) ptx::named_bar_arrive(kBarTurnWG1, kTurnThreads);  // WG1 goes first
-    }
-
-    wait_stage(q_full, 0, kWaitQ, 0);
-
-    // Prologue: S_0 and its softmax (O is still zero, no rescale).
-    {
-      float corr[2];
-      wait_stage(&k_full[0], 0, kWaitK, 0);
-      take_turn();
-      issue_qk(0);
-      pass_turn();
-      ptx::wgmma_wait_group<0>();
-      ptx::warpgroup_fence_operand(s);
-      softmax(n_blocks - 1, corr);
-      to_pfrag();
-    }
-
-    // Steady state, peeled so that the body has no "is there a next block" branches: with them
-    // ptxas could not prove the S reads after wait_group 1 safe and serialised every wgmma (C7514).
 #pragma unroll 1
-    for (int it = 0; it + 1 < n_blocks; ++it) {  // S_{it+1} = Q K_{it+1}^T overlaps P_it V_it
-      const int st = it % kStages;
-      const uint32_t ph = (it / kStages) & 1;
-      const int st1 = (it + 1) % kStages;
-      wait_stage(&k_full[st1], ((it + 1) / kStages) & 1, kWaitK, st1);
-      if constexpr (kPingPong) {
-        // Both operands' tiles are resident before taking the turn, so the turn is held only
-        // for the wgmma issue itself.
-        wait_stage(&v_full[st], ph, kWaitV, st);
-        take_turn();
-        issue_qk(st1);
-        issue_pv(st);
-        pass_turn();
-      } else {
-        issue_qk(st1);
-        wait_stage(&v_full[st], ph, kWaitV, st);
-        issue_pv(st);
-      }
-      float corr[2];
-      ptx::wgmma_wait_group<1>();  // S_{it+1} done (groups retire in order); P_it V_it may still run
-      ptx::warpgroup_fence_operand(s);
-      softmax(n_blocks - 2 - it, corr);
-      ptx::wgmma_wait_group<0>();  // P_it V_it done: O, the P fragments and stage st are free
-      ptx::warpgroup_fence_operand(o);
-#pragma unroll
-      for (int k = 0; k < kBN / 16; ++k) ptx::warpgroup_fence_operand(pf[k]);
-      if (lane == 0) cuda::ptx::mbarrier_arrive(&kv_empty[st]);
-#pragma unroll
-      for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
-      to_pfrag();
-    }
-    {  // last block: P V only
-      const int it = n_blocks - 1;
-      const int st = it % kStages;
-      wait_stage(&v_full[st], (it / kStages) & 1, kWaitV, st);
-      take_turn();
-      issue_pv(st);
-      if (cw == 0) pass_turn();  // WG2's last hand-off would have no taker
-      ptx::wgmma_wait_group<0>();
-      ptx::warpgroup_fence_operand(o);
-#pragma unroll
-      for (int k = 0; k < kBN / 16; ++k) ptx::warpgroup_fence_operand(pf[k]);
-      if (lane == 0) cuda::ptx::mbarrier_arrive(&kv_empty[st]);
-    }
-  }
+  for (int u = blockIdx.x; u < order.num_units; u += gridDim.x) {
+#pragma unroll 1
+    for (int k = 0; k < 2; ++k) {
+      int m_block, hq, b;
+      if (!unit_tile(order, kCausal, u, k, &m_block, &hq, &b)) break;
+      const int m0 = m_block * kBM;
+      const int n_blocks = num_key_blocks(m0, p.seqlen_q, p.seqlen_k, kCausal);
+      const int r0 = m0 + 64 * cw + 16 * warp + lane / 4;  // this thread's rows: r0 and r0 + 8
 
-  // Epilogue: normalise, store O (T, rows < seqlen_q) and LSE (natural log; -inf for rows
-  // that see no key, whose O is 0).
+      // Last visible key per row, and the smallest over the warpgroup (blocks past it need no mask).
+      int key_lim[2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 1);
-    row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 2);
-  }
-  using V2 = typename Vec2<T>::type;
-  T* o_base = static_cast<T*>(p.o.ptr) + (int64_t)b * p.o.sb + (int64_t)hq * p.o.sh;
+      for (int h = 0; h < 2; ++h) key_lim[h] = kCausal ? min(p.seqlen_k - 1, r0 + 8 * h + diag) : p.seqlen_k - 1;
+      const int wg_key_lim = kCausal ? min(p.seqlen_k - 1, m0 + 64 * cw + diag) : p.seqlen_k - 1;
+
+      float o[D / 2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int row = r0 + 8 * h;
-    if (row >= p.seqlen_q) continue;
-    const float inv = row_sum[h] > 0.f ? 1.f / row_sum[h] : 0.f;
-    T* orow = o_base + (int64_t)row * p.o.ss;
+      for (int i = 0; i < D / 2; ++i) o[i] = 0.f;
+      float row_max[2] = {-INFINITY, -INFINITY};
+      float row_sum[2] = {0.f, 0.f};
+
+      if (n_blocks > 0) {
+        // k16 step kk of the hdim: sub-tile kk / 4, 32 B per step inside it.
+        auto qk_step = [](int kk, uint32_t subtile) -> uint32_t {
+          return (kk / 4) * subtile + (kk % 4) * sm90::kKMajorStepBytes;
+        };
+
+        float s[kBN / 2];
+        uint32_t pf[kBN / 16][4];
+
+        auto issue_qk = [&](int stage) {
+          const uint64_t desc_k = sm90::advance_smem_desc(desc_k0, stage * L::kKVBytes);
+          ptx::warpgroup_fence_operand(s);
+          ptx::wgmma_fence();
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-      *reinterpret_cast<V2*>(orow + 8 * n + 2 * quad) = Vec2<T>::make(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-    if (quad == 0) {
-      const float lse = row_sum[h] > 0.f ? row_max[h] * p.scale + logf(row_sum[h]) : -INFINITY;
-      p.lse[((int64_t)b * p.heads_q + hq) * p.seqlen_q + row] = lse;
+          for (int kk = 0; kk < D / 16; ++kk)
+            ptx::wgmma_ss<kBN, 0, 0, T>(s, sm90::advance_smem_desc(desc_q, qk_step(kk, sm90::subtile_bytes(kBM))),
+                                        sm90::advance_smem_desc(desc_k, qk_step(kk, sm90::subtile_bytes(kBN))),
+                                        kk > 0 ? 1 : 0);
+          ptx::wgmma_commit_group();
+        };
+        auto issue_pv = [&](int stage) {
+          const uint64_t desc_v = sm90::advance_smem_desc(desc_v0, stage * L::kKVBytes);
+          ptx::warpgroup_fence_operand(o);
+#pragma unroll
+          for (int kb = 0; kb < kBN / 16; ++kb) ptx::warpgroup_fence_operand(pf[kb]);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int kb = 0; kb < kBN / 16; ++kb)
+            ptx::wgmma_rs<D, 1, T>(o, pf[kb], sm90::advance_smem_desc(desc_v, kb * sm90::kMNMajorStepBytes), 1);
+          ptx::wgmma_commit_group();
+        };
+        auto softmax = [&](int j, float (&corr)[2]) {
+          const int key0 = j * kBN;
+          if (key0 + kBN - 1 > wg_key_lim)
+            softmax_block<true, ptx::fwd_exp2_fma_every(D)>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
+          else
+            softmax_block<false, ptx::fwd_exp2_fma_every(D)>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
+        };
+        auto to_pfrag = [&]() {
+#pragma unroll
+          for (int kb = 0; kb < kBN / 16; ++kb) sm90::acc_to_a_frag<T>(s, kb, pf[kb]);
+        };
+        // This warp's last read of Q in this tile is done: the producer may load the next tile's.
+        auto release_q = [&]() {
+          if (lane == 0) cuda::ptx::mbarrier_arrive(q_empty);
+        };
+        auto stage_of = [&](int it) { return static_cast<int>((kv_count + it) % kStages); };
+        auto parity_of = [&](int it) { return static_cast<uint32_t>(((kv_count + it) / kStages) & 1); };
+
+        // Ping-pong turns (kPingPong only): wait for this warpgroup's turn to issue GEMMs, and hand
+        // the turn to the other one right after issuing. Both WGs take n_blocks + 1 turns per tile
+        // (prologue, n_blocks - 1 loop steps, tail); WG2 gives WG1 the first turn and skips its last
+        // hand-off, so each barrier completes exactly n_blocks + 1 phases per tile and none is left
+        // half-arrived when the next tile starts (WG2 reaches it only after WG1's last turn).
+        auto take_turn = [&]() {
+          if constexpr (kPingPong) ptx::named_bar_sync(cw == 0 ? kBarTurnWG1 : kBarTurnWG2, kTurnThreads);
+        };
+        auto pass_turn = [&]() {
+          if constexpr (kPingPong) ptx::named_bar_arrive(cw == 0 ? kBarTurnWG2 : kBarTurnWG1, kTurnThreads);
+        };
+        if constexpr (kPingPong) {
+          if (cw == 1) ptx::named_bar_arrive(kBarTurnWG1, kTurnThreads);  // WG1 goes first
+        }
+
+        wait_stage(q_full, q_count & 1, kWaitQ, 0);
+        ++q_count;
+
+        // Prologue: S_0 and its softmax (O is still zero, no rescale).
+        {
+          float corr[2];
+          const int st0 = stage_of(0);
+          wait_stage(&k_full[st0], parity_of(0), kWaitK, st0);
+          take_turn();
+          issue_qk(st0);
+          pass_turn();
+          ptx::wgmma_wait_group<0>();
+          ptx::warpgroup_fence_operand(s);
+          if (n_blocks == 1) release_q();
+          softmax(n_blocks - 1, corr);
+          to_pfrag();
+        }
+
+        // Steady state, peeled so that the body has no "is there a next block" branches: with them
+        // ptxas could not prove the S reads after wait_group 1 safe and serialised every wgmma (C7514).
+#pragma unroll 1
+        for (int it = 0; it + 1 < n_blocks; ++it) {  // S_{it+1} = Q K_{it+1}^T overlaps P_it V_it
+          const int st = stage_of(it);
+          const uint32_t ph = parity_of(it);
+          const int st1 = stage_of(it + 1);
+          wait_stage(&k_full[st1], parity_of(it + 1), kWaitK, st1);
+          if constexpr (kPingPong) {
+            // Both operands' tiles are resident before taking the turn, so the turn is held only
+            // for the wgmma issue itself.
+            wait_stage(&v_full[st], ph, kWaitV, st);
+            take_turn();
+            issue_qk(st1);
+            issue_pv(st);
+            pass_turn();
+          } else {
+            issue_qk(st1);
+            wait_stage(&v_full[st], ph, kWaitV, st);
+            issue_pv(st);
+          }
+          float corr[2];
+          ptx::wgmma_wait_group<1>();  // S_{it+1} done (groups retire in order); P_it V_it may still run
+          ptx::warpgroup_fence_operand(s);
+          if (it + 2 == n_blocks) release_q();  // that was the tile's last S GEMM
+          softmax(n_blocks - 2 - it, corr);
+          ptx::wgmma_wait_group<0>();  // P_it V_it done: O, the P fragments and stage st are free
+          ptx::warpgroup_fence_operand(o);
+#pragma unroll
+          for (int kb = 0; kb < kBN / 16; ++kb) ptx::warpgroup_fence_operand(pf[kb]);
+          if (lane == 0) cuda::ptx::mbarrier_arrive(&kv_empty[st]);
+#pragma unroll
+          for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
+          to_pfrag();
+        }
+        {  // last block: P V only
+          const int it = n_blocks - 1;
+          const int st = stage_of(it);
+          wait_stage(&v_full[st], parity_of(it), kWaitV, st);
+          take_turn();
+          issue_pv(st);
+          if (cw == 0) pass_turn();  // WG2's last hand-off would have no taker
+          ptx::wgmma_wait_group<0>();
+          ptx::warpgroup_fence_operand(o);
+#pragma unroll
+          for (int kb = 0; kb < kBN / 16; ++kb) ptx::warpgroup_fence_operand(pf[kb]);
+          if (lane == 0) cuda::ptx::mbarrier_arrive(&kv_empty[st]);
+        }
+        kv_count += n_blocks;
+      }
+
+      // Epilogue: normalise, store O (T, rows < seqlen_q) and LSE (natural log; -inf for rows
+      // that see no key, whose O is 0). Straight from registers: the next tile's loads, already
+      // in flight, do not wait for it.
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 1);
+        row_sum[h] += __shfl_xor_sync(0xffffffffu, row_sum[h], 2);
+      }
+      using V2 = typename Vec2<T>::type;
+      T* o_base = static_cast<T*>(p.o.ptr) + (int64_t)b * p.o.sb + (int64_t)hq * p.o.sh;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = r0 + 8 * h;
+        if (row >= p.seqlen_q) continue;
+        const float inv = row_sum[h] > 0.f ? 1.f / row_sum[h] : 0.f;
+        T* orow = o_base + (int64_t)row * p.o.ss;
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n)
+          *reinterpret_cast<V2*>(orow + 8 * n + 2 * quad) =
+              Vec2<T>::make(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+        if (quad == 0) {
+          const float lse = row_sum[h] > 0.f ? row_max[h] * p.scale + logf(row_sum[h]) : -INFINITY;
+          p.lse[((int64_t)b * p.heads_q + hq) * p.seqlen_q + row] = lse;
+        }
+      }
     }
   }
 }
@@ -418,7 +499,18 @@ cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(L::kDynamicBytes));
   if (err != cudaSuccess) return err;
-  const dim3 grid((p.seqlen_q + kBM - 1) / kBM, p.heads_q, p.batch);
+  const TileOrder order = make_tile_order(p.seqlen_q, p.heads_q, p.batch, kCausal);
+  int grid = order.num_units;  // one CTA per unit
+  if (fwd_persistent_enabled()) {
+    // One CTA per SM (227 KiB of shared memory each at hdim 128, __launch_bounds__(384, 1)).
+    int dev = 0, sms = 0;
+    err = cudaGetDevice(&dev);
+    if (err == cudaSuccess) err = cached_sm_count(dev, &sms);
+    if (err != cudaSuccess) return err;
+    const int cap = fwd_persistent_cta_cap();
+    grid = std::min(grid, cap > 0 ? cap : sms);
+  }
+  if (grid <= 0) return cudaSuccess;  // seqlen_q, heads or batch 0: nothing to compute
   kernel<<<grid, kThreads, L::kDynamicBytes, stream>>>(tm_q, tm_k, tm_v, p);
   return cudaGetLastError();
 }
@@ -437,7 +529,8 @@ cudaError_t launch_fwd_sm90(const FwdKernelParams& p, int head_dim, DType dtype,
                             cudaStream_t stream) {
   const bool fp16 = dtype == DType::kFP16;
   if ((dtype != DType::kBF16 && !fp16) || (head_dim != 64 && head_dim != 128)) return cudaErrorNotSupported;
-  if (p.batch > 65535 || p.heads_q > 65535) return cudaErrorNotSupported;
+  // Work units are counted in int (one 1-D grid of them when not persistent).
+  if ((int64_t)((p.seqlen_q + kBM - 1) / kBM) * p.heads_q * p.batch > INT32_MAX) return cudaErrorNotSupported;
   if (!current_device_is_sm90()) return cudaErrorNotSupported;  // sm_90a code only
   // The ping-pong variant unless DASH_FWD_PINGPONG=0. Read on every call, like DASH_FWD_SM90, so
   // that a test can switch it with setenv.

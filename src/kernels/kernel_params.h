@@ -148,6 +148,18 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
 // an H200 (bitwise equal to the base variant, 1.4-1.5x faster at hdim 128, 4k-16k);
 // DASH_FWD_PINGPONG=0 selects the base variant. Read by launch_fwd_sm90 on every call.
 inline bool fwd_pingpong_enabled() { return env_not_zero("DASH_FWD_PINGPONG"); }
+// The sm90 forward's persistent grid (one CTA per SM looping over the work units,
+// docs/fwd-sm90.md, "Persistent grid"); DASH_FWD_PERSISTENT=0 launches one CTA per unit.
+// DASH_FWD_PERSISTENT_CTAS=n caps the persistent grid at n CTAs (tests: many units per CTA).
+// Read by launch_fwd_sm90 on every call.
+inline bool fwd_persistent_enabled() { return env_not_zero("DASH_FWD_PERSISTENT"); }
+inline int fwd_persistent_cta_cap() {
+  const char* e = std::getenv("DASH_FWD_PERSISTENT_CTAS");
+  const int n = e ? std::atoi(e) : 0;
+  return n > 0 ? n : 0;
+}
+// SMs of device dev, cached per device (attention_api.cu).
+cudaError_t cached_sm_count(int dev, int* num_sms);
 
 cudaError_t launch_fwd(const FwdKernelParams& p, int head_dim, DType dtype, bool causal,
                        cudaStream_t stream);

@@ -10,6 +10,8 @@
 // Ping-pong (FwdSm90PingPong; the default variant since it passed on an H200, DASH_FWD_PINGPONG=0
 // selects the base one): the bf16 cases of FwdSm90 must give O and LSE bit for bit equal to the
 // base variant's (same per-row math), and bitwise identical reruns.
+// Persistent grid (FwdSm90Persistent; DASH_FWD_PERSISTENT, DASH_FWD_PERSISTENT_CTAS): O and LSE
+// bit for bit equal for one CTA per work unit, one CTA per SM, 3 CTAs and 1 CTA, in both variants.
 #include <cstdlib>
 #include <string>
 
@@ -207,6 +209,45 @@ TEST_P(FwdSm90PingPong, BitwiseEqualToDefaultVariant) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90PingPong, testing::ValuesIn(cases()), case_name);
+
+// ---- persistent grid (DASH_FWD_PERSISTENT, DASH_FWD_PERSISTENT_CTAS) ---------------------------
+// Every CTA computes any tile with the same instructions, so O and LSE must be bit for bit the
+// same whatever the grid: one CTA per work unit, one per SM, or a few CTAs that each loop over
+// many tiles (the K/V ring, the Q barrier and the ping-pong turns then run across tiles).
+class FwdSm90Persistent : public testing::TestWithParam<ProblemSpec> {};
+
+TEST_P(FwdSm90Persistent, BitwiseEqualForEveryGridSize) {
+  REQUIRE_GPU();
+  const ProblemSpec& spec = GetParam();
+  Problem pr(spec);
+
+  FwdOut ref;
+  {
+    ScopedEnv off("DASH_FWD_PERSISTENT", "0");
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &ref));
+  }
+  struct Grid {
+    const char* persistent;
+    const char* ctas;  // nullptr: unset (one CTA per SM)
+    const char* pingpong;
+  };
+  const Grid grids[] = {{"1", nullptr, "1"}, {"1", "3", "1"}, {"1", "1", "1"}, {"1", "3", "0"}, {"0", nullptr, "0"}};
+  for (const Grid& g : grids) {
+    ScopedEnv pers("DASH_FWD_PERSISTENT", g.persistent);
+    ScopedEnv ctas("DASH_FWD_PERSISTENT_CTAS", g.ctas);
+    ScopedEnv pp("DASH_FWD_PINGPONG", g.pingpong);
+    const std::string what = std::string("DASH_FWD_PERSISTENT=") + g.persistent + " CTAS=" + (g.ctas ? g.ctas : "unset") +
+                             " PINGPONG=" + g.pingpong + " " + spec.str();
+    FwdOut out;
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &out));
+    EXPECT_EQ(out.o_hash, ref.o_hash) << "O bits differ from one CTA per unit: " << what;
+    EXPECT_EQ(max_abs_diff(out.o, ref.o), 0.0) << what;
+    EXPECT_EQ(std::memcmp(out.lse.data(), ref.lse.data(), ref.lse.size() * sizeof(float)), 0)
+        << "LSE differs from one CTA per unit: " << what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90Persistent, testing::ValuesIn(cases()), case_name);
 
 // ---- fp16 -------------------------------------------------------------------------------------
 class FwdSm90Fp16 : public testing::TestWithParam<ProblemSpec> {};

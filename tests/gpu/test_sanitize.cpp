@@ -31,5 +31,32 @@ TEST(Sanitize, EveryScheduleOnSmallShapes) {
       }
 }
 
+// The persistent forward with 2 CTAs, each looping over several tiles (the K/V ring, the Q
+// barrier and the ping-pong turns then run across tiles): for the sanitizer tools, plus the bits
+// against one CTA per work unit.
+TEST(Sanitize, ForwardPersistentTwoCtas) {
+  REQUIRE_GPU();
+  int idx = 0;
+  for (int d : {64, 128})
+    for (bool causal : {false, true}) {
+      ProblemSpec s;
+      s.batch = 1; s.seqlen_q = 300; s.seqlen_k = 300; s.heads_q = 2; s.heads_kv = 1; s.head_dim = d;
+      s.causal = causal; s.seed = 400 + idx++;
+      Problem pr(s);
+      uint64_t hash[2] = {0, 0};
+      for (int persistent = 0; persistent < 2; ++persistent) {
+        ScopedEnv pers("DASH_FWD_PERSISTENT", persistent ? "1" : "0");
+        ScopedEnv ctas("DASH_FWD_PERSISTENT_CTAS", "2");
+        pr.o.poison(s.dtype);
+        ASSERT_TRUE(pr.forward().ok());
+        CUDA_OK(cudaDeviceSynchronize());
+        std::vector<double> o;
+        EXPECT_TRUE(pr.o.download(s.dtype, &o)) << s.str() << " left O unwritten";
+        hash[persistent] = pr.o.hash();
+      }
+      EXPECT_EQ(hash[0], hash[1]) << s.str() << ": 2 persistent CTAs give other O bits than one CTA per unit";
+    }
+}
+
 }  // namespace
 }  // namespace dash::test
