@@ -129,30 +129,40 @@ __device__ __forceinline__ int num_key_blocks(int m0, int seqlen_q, int seqlen_k
 // unit per CTA when the grid covers them all; persistent: one CTA per SM loops over them).
 // Units run in (batch, head)-major order so that the CTAs running at once share K/V in L2.
 //   full:   a unit is one 128-row Q tile, taken last tile first;
-//   causal: a unit is the pair (nx-1-i, i) (the heaviest and the lightest remaining tile of a head;
-//           the middle tile alone when nx is odd): every pair sees about nx+1 key blocks, so a
-//           static round robin over pairs is as balanced as the hardware's dynamic scheduling.
+//   causal, up to kPairMaxTiles Q tiles per head: a unit is the pair (nx-1-i, i) (the heaviest
+//           and the lightest remaining tile of a head; the middle tile alone when nx is odd):
+//           every pair sees about nx+1 key blocks, so a static round robin over pairs is as
+//           balanced as the hardware's dynamic scheduling;
+//   causal, longer: a unit is one tile, heaviest first, one CTA per unit (not persistent): there
+//           the quantisation of equal pairs over the SMs cost 1.0-2.8% at 16k (H200, 7207a2d),
+//           more than the persistent loop saves, and single tiles taken by the hardware in
+//           decreasing weight fill the last wave.
 // Any CTA computes any tile with the same instructions, so the bits do not depend on the grid.
+constexpr int kPairMaxTiles = 64;  // seqlen_q <= 8192
+
 struct TileOrder {
   int nx;          // Q tiles per (batch, head)
   int per_head;    // units per (batch, head)
   int num_units;
   int heads_q;
+  bool pair;       // causal pairs (nx-1-i, i)
+  bool may_persist;
 };
 
 __host__ __device__ inline TileOrder make_tile_order(int seqlen_q, int heads_q, int batch, bool causal) {
   TileOrder o;
   o.nx = (seqlen_q + kBM - 1) / kBM;
-  o.per_head = causal ? (o.nx + 1) / 2 : o.nx;
+  o.pair = causal && o.nx <= kPairMaxTiles;
+  o.may_persist = !causal || o.pair;
+  o.per_head = o.pair ? (o.nx + 1) / 2 : o.nx;
   o.num_units = o.per_head * heads_q * batch;
   o.heads_q = heads_q;
   return o;
 }
 
 // Tile `k` (0 or 1) of unit u: its Q tile index, query head and batch; false if the unit has no
-// tile k (full masks: k = 1; causal: k = 1 of the middle tile).
-__device__ __forceinline__ bool unit_tile(const TileOrder& o, bool causal, int u, int k, int* m_block, int* hq,
-                                          int* b) {
+// tile k (not paired: k = 1; paired: k = 1 of the middle tile).
+__device__ __forceinline__ bool unit_tile(const TileOrder& o, int u, int k, int* m_block, int* hq, int* b) {
   const int i = u % o.per_head;
   const int hb = u / o.per_head;
   *hq = hb % o.heads_q;
@@ -162,7 +172,7 @@ __device__ __forceinline__ bool unit_tile(const TileOrder& o, bool causal, int u
     return true;
   }
   *m_block = i;
-  return causal && i != o.nx - 1 - i;
+  return o.pair && i != o.nx - 1 - i;
 }
 
 // Mask (when needed), row max, rescale factor, exponentials and partial row sums for one key
@@ -252,7 +262,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 1
         for (int k = 0; k < 2; ++k) {
           int m_block, hq, b;
-          if (!unit_tile(order, kCausal, u, k, &m_block, &hq, &b)) break;
+          if (!unit_tile(order, u, k, &m_block, &hq, &b)) break;
           const int m0 = m_block * kBM;
           const int n_blocks = num_key_blocks(m0, p.seqlen_q, p.seqlen_k, kCausal);
           if (n_blocks == 0) continue;
@@ -305,7 +315,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 1
     for (int k = 0; k < 2; ++k) {
       int m_block, hq, b;
-      if (!unit_tile(order, kCausal, u, k, &m_block, &hq, &b)) break;
+      if (!unit_tile(order, u, k, &m_block, &hq, &b)) break;
       const int m0 = m_block * kBM;
       const int n_blocks = num_key_blocks(m0, p.seqlen_q, p.seqlen_k, kCausal);
       const int r0 = m0 + 64 * cw + 16 * warp + lane / 4;  // this thread's rows: r0 and r0 + 8
@@ -501,7 +511,7 @@ cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
   if (err != cudaSuccess) return err;
   const TileOrder order = make_tile_order(p.seqlen_q, p.heads_q, p.batch, kCausal);
   int grid = order.num_units;  // one CTA per unit
-  if (fwd_persistent_enabled()) {
+  if (order.may_persist && fwd_persistent_enabled()) {
     // One CTA per SM (227 KiB of shared memory each at hdim 128, __launch_bounds__(384, 1)).
     int dev = 0, sms = 0;
     err = cudaGetDevice(&dev);

@@ -169,6 +169,8 @@ std::vector<ProblemSpec> cases() {
     add(2, 113, 113, 4, 1, 64, causal);
   }
   add(1, 300, 300, 4, 2, 128, true, DType::kFP16);
+  add(1, 8300, 8300, 2, 1, 128, true);       // causal past kPairMaxTiles Q tiles: single tiles, not persistent
+  add(1, 8300, 8300, 2, 1, 64, false);       // 65 Q tiles per head, full: persistent
   return v;
 }
 
