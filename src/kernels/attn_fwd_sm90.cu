@@ -399,6 +399,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         wait_stage(q_full, q_count & 1, kWaitQ, 0);
         ++q_count;
 
+        // Where Q is released (docs/perf.md v12, H200 A/B against one CTA per tile):
+        //   hdim 128: a second copy of the step that computes the tile's last S (it = n_blocks - 2)
+        //     releases it, right after that S. Predicated inside the loop instead, the forward at
+        //     full 8k-16k was 1-1.6% slower; at the tail, up to 7% slower at 512-2k, where the
+        //     next tile's Q load then shows.
+        //   hdim 64: the tail (before the last P V) releases it: with the second copy the causal
+        //     forward at 4k-16k was 1.3-5.7% slower than this.
+        constexpr bool kPeelLastS = D == 128;
+
         // Prologue: S_0 and its softmax (O is still zero, no rescale).
         {
           float corr[2];
@@ -409,15 +418,14 @@ __global__ void __launch_bounds__(kThreads, 1)
           pass_turn();
           ptx::wgmma_wait_group<0>();
           ptx::warpgroup_fence_operand(s);
-          if (n_blocks == 1) release_q();
+          if (kPeelLastS && n_blocks == 1) release_q();
           softmax(n_blocks - 1, corr);
           to_pfrag();
         }
 
         // Steady state, peeled so that the body has no "is there a next block" branches: with them
         // ptxas could not prove the S reads after wait_group 1 safe and serialised every wgmma (C7514).
-#pragma unroll 1
-        for (int it = 0; it + 1 < n_blocks; ++it) {  // S_{it+1} = Q K_{it+1}^T overlaps P_it V_it
+        auto step = [&](int it, bool last_s) {  // S_{it+1} = Q K_{it+1}^T overlaps P_it V_it
           const int st = stage_of(it);
           const uint32_t ph = parity_of(it);
           const int st1 = stage_of(it + 1);
@@ -438,7 +446,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           float corr[2];
           ptx::wgmma_wait_group<1>();  // S_{it+1} done (groups retire in order); P_it V_it may still run
           ptx::warpgroup_fence_operand(s);
-          if (it + 2 == n_blocks) release_q();  // that was the tile's last S GEMM
+          if (last_s) release_q();  // that was the tile's last S GEMM
           softmax(n_blocks - 2 - it, corr);
           ptx::wgmma_wait_group<0>();  // P_it V_it done: O, the P fragments and stage st are free
           ptx::warpgroup_fence_operand(o);
@@ -448,8 +456,17 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
           for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
           to_pfrag();
+        };
+        if constexpr (kPeelLastS) {
+#pragma unroll 1
+          for (int it = 0; it + 2 < n_blocks; ++it) step(it, false);
+          if (n_blocks >= 2) step(n_blocks - 2, true);
+        } else {
+#pragma unroll 1
+          for (int it = 0; it + 1 < n_blocks; ++it) step(it, false);
         }
         {  // last block: P V only
+          if constexpr (!kPeelLastS) release_q();  // the tile's last S GEMM is done
           const int it = n_blocks - 1;
           const int st = stage_of(it);
           wait_stage(&v_full[st], parity_of(it), kWaitV, st);
