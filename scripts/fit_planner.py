@@ -89,6 +89,12 @@ DATA = {
                     peers_json=["docs/data/peers-h200-9dd59e9/peers/peers.json"],
                     bench=["docs/data/peers-h200-9dd59e9/bench-hdim128.json",
                            "docs/data/peers-h200-9dd59e9/bench-hdim64.json"]),
+    # The eleventh session's peers runs (12e4c7f and a687384, the same backward kernel; both
+    # cover all 24 points, so a687384's rows are the ones scored). Peers only: --source peers.
+    "a687384": dict(peers_log=None,
+                    peers_json=["docs/data/probe-peers-h200-12e4c7f/peers.json",
+                                "docs/data/fwd-persistent-h200-a687384/peers.json"],
+                    bench=[]),
 }
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]

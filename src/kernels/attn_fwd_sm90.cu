@@ -402,10 +402,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         // Where Q is released (docs/perf.md v12, H200 A/B against one CTA per tile):
         //   hdim 128: a second copy of the step that computes the tile's last S (it = n_blocks - 2)
         //     releases it, right after that S. Predicated inside the loop instead, the forward at
-        //     full 8k-16k was 1-1.6% slower; at the tail, up to 7% slower at 512-2k, where the
+        //     full 8k-16k was 1.0-1.9% slower; at the tail, up to 7% slower at 512-2k, where the
         //     next tile's Q load then shows.
         //   hdim 64: the tail (before the last P V) releases it: with the second copy the causal
-        //     forward at 4k-16k was 1.3-5.7% slower than this.
+        //     forward at 4k-16k was 3.6-5.7% slower than this.
         constexpr bool kPeelLastS = D == 128;
 
         // Prologue: S_0 and its softmax (O is still zero, no rescale).
