@@ -477,12 +477,6 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
                                  smem + L::kLseOff + st * L::kVecBytes, p.lse_log2 + vec, vec_bytes, full);
         cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
                                  smem + L::kDsumOff + st * L::kVecBytes, p.dsum + vec, vec_bytes, full);
-#ifdef DASH_EXP_DQ_PREFETCH
-        // EXPERIMENT (a build with -DDASH_EXP_DQ_PREFETCH): this step's dq_accum tile
-        // (= dq_accum_tile(b, hq, i): row vec, D floats per row) into L2 for the writer's
-        // reduce-add one or two steps later.
-        ptx::bulk_prefetch_l2(p.dq_accum + vec * D, L::kDqBytes);
-#endif
        }
       }
     }
@@ -759,10 +753,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       // GEMMs (see `i_next` below): at the top of a step the tensor cores are idle (the previous
       // step retired all its groups), and the visit's integer chain (param loads, the schedule
       // switch, q_tile_begin) sat there (the v10 profile's "loop top", 7.5% of the MMA loop).
-      int i_next = nsteps > 0 ? M.visit(slot, side, 0) : 0;
+      // head_dim 128 only: at 64 the same hoist ran 0.4-1.4% slower (twelfth session's A/B).
+      int i_next = D == 128 && nsteps > 0 ? M.visit(slot, side, 0) : 0;
 #pragma unroll 1
       for (int t_step = 0; t_step < nsteps; ++t_step) {
-       const int i = i_next;
+       const int i = D == 128 ? i_next : M.visit(slot, side, t_step);
 #pragma unroll 1
        for (int g = 0; g < G; ++g, ++step_use) {
         const int hq = hk * G + g;
@@ -813,7 +808,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
           // Next step's Q tile (last query head of the group: the t_step loop moves on after it),
           // pinned here by the asm barrier so that it is computed while S^T and dP^T run.
-          if (g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
+          if (D == 128 && g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
           float2 lse01[2];  // under the GEMMs (all 8 pairs here spilled)
 #pragma unroll
           for (int n = 0; n < 2; ++n) lse01[n] = *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);

@@ -1,7 +1,6 @@
 // TMA helpers that cuda::ptx (<cuda/ptx>) lacks. The copies themselves (cp_async_bulk_tensor,
 // cp_reduce_async_bulk, commit/wait_group) and the mbarrier operations come from cuda::ptx.
-// PTX ISA 9.7.9.15 (Data Movement and Conversion Instructions: prefetch, prefetchu);
-// cp.async.bulk.prefetch.L2 (the bulk-copy family).
+// PTX ISA 9.7.9.15 (Data Movement and Conversion Instructions: prefetch, prefetchu).
 #pragma once
 
 #include <cstdint>
@@ -12,13 +11,6 @@ namespace dash::ptx {
 // cache that cp.async.bulk.tensor reads; one thread issues it once.
 __device__ __forceinline__ void prefetch_tensormap(const void* tensor_map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(tensor_map))
-               : "memory");
-}
-
-// Pulls `bytes` (a multiple of 16) of global memory at `src` (16-byte aligned) into L2, without a
-// destination or a completion mechanism (cp.async.bulk.prefetch.L2; sm_90, PTX ISA 8.0).
-__device__ __forceinline__ void bulk_prefetch_l2(const void* src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(reinterpret_cast<uint64_t>(src)), "r"(bytes)
                : "memory");
 }
 
