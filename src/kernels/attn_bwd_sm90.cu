@@ -92,14 +92,8 @@ __device__ int g_bars_layout_printed = 0;  // the barrier layout is printed once
 static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is laid out for kBwdBlockM");
 
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
-// Q/dO (+ LSE/D) ring stages at head_dim 64 (at 128 there is no smem for a third: 226 of 227 KiB).
-#ifndef DASH_BWD_HD64_QDO_STAGES
-#define DASH_BWD_HD64_QDO_STAGES 3
-#endif
 template <int D>
 struct Sm90BwdSmem {
-  static constexpr int kStages = D == 64 ? DASH_BWD_HD64_QDO_STAGES : 2;  // Q/dO ring
-  static_assert(kStages == 2 || kStages == 3, "the barriers hold 2 or 3 Q/dO stages");
   static constexpr int kChunks = D / 64;                               // 64-wide sub-tiles of hdim
   static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * kChunks;  // K or V [128 x D]
   static constexpr uint32_t kQBytes = sm90::subtile_bytes(kBM) * kChunks;   // Q or dO [64 x D]
@@ -109,13 +103,13 @@ struct Sm90BwdSmem {
   static constexpr uint32_t kVecBytes = kBM * 4;                            // LSE or D of one Q tile
   static constexpr uint32_t kKOff = 0;
   static constexpr uint32_t kVOff = kKOff + kKVBytes;
-  static constexpr uint32_t kQOff = kVOff + kKVBytes;       // [kStages]
-  static constexpr uint32_t kdOOff = kQOff + kStages * kQBytes;   // [kStages]
-  static constexpr uint32_t kDsOff = kdOOff + kStages * kQBytes;  // [2]
+  static constexpr uint32_t kQOff = kVOff + kKVBytes;       // [2]
+  static constexpr uint32_t kdOOff = kQOff + 2 * kQBytes;   // [2]
+  static constexpr uint32_t kDsOff = kdOOff + 2 * kQBytes;  // [2]
   static constexpr uint32_t kDqOff = kDsOff + 2 * kDsBytes; // [2] fp32, fragment order
-  static constexpr uint32_t kLseOff = kDqOff + 2 * kDqBytes;  // [kStages]
-  static constexpr uint32_t kDsumOff = kLseOff + kStages * kVecBytes;  // [kStages]
-  static constexpr uint32_t kTotal = kDsumOff + kStages * kVecBytes;
+  static constexpr uint32_t kLseOff = kDqOff + 2 * kDqBytes;  // [2]
+  static constexpr uint32_t kDsumOff = kLseOff + 2 * kVecBytes;  // [2]
+  static constexpr uint32_t kTotal = kDsumOff + 2 * kVecBytes;
   static constexpr size_t kDynamicBytes = kTotal + sm90::kSwizzleAtomBytes;  // alignment slack
   // Bytes one Q/dO stage delivers (whole TMA boxes; zero-filled rows past seqlen count).
   static constexpr uint32_t kStepTx = 2 * kQBytes + 2 * kVecBytes;
@@ -143,31 +137,20 @@ struct TaskRef {
 
 // mbarriers (static smem). Parity of use u of a ring slot: waiter u & 1; the refiller waits
 // (u & 1) ^ 1 on the matching "empty" barrier (its first pass falls through).
-// S: the Q/dO ring's stages (Sm90BwdSmem<D>::kStages).
-template <int S>
 struct Sm90BwdBars {
   uint64_t task_full[2];   // count 1: producer published s_task[slot]
   uint64_t task_empty[2];  // every MMA thread and the loader have read it
   uint64_t kv_full;        // count 1 + tx: K and V of a side landed
   uint64_t kv_empty;       // every MMA thread is done with K/V of the side
   uint64_t kv_near_end;    // count 1 (MMA thread 0): the task's last side reached step max(0, steps - take_ahead)
-  uint64_t qdo_full[S];    // count 1 + tx: Q, dO, LSE, D of a step landed
-  uint64_t qdo_empty[S];   // every MMA thread is done with the stage
+  uint64_t qdo_full[2];    // count 1 + tx: Q, dO, LSE, D of a step landed
+  uint64_t qdo_empty[2];   // every MMA thread is done with the stage
   uint64_t dq_full[2];     // every MMA thread: dQ partial staged (and the mailbox slot written)
   uint64_t dq_empty[2];    // count 1: the writer's reduce of the buffer has COMPLETED
   // kLag (DRAFT, DASH_BWD_LAGGED_DQ=1) only: the dS^T buffers, in place of named barrier 1.
   uint64_t ds_full[2];     // every MMA thread: its dS^T half of the buffer is stored and fenced
   uint64_t ds_empty[2];    // every MMA thread: its dQ GEMM that read the buffer has retired
 };
-// Ring position of use u of an S-stage ring: its slot and the parity of that slot's phase.
-template <int S>
-__device__ __forceinline__ int ring_slot(int u) {
-  return S == 2 ? (u & 1) : static_cast<int>(static_cast<uint32_t>(u) % S);
-}
-template <int S>
-__device__ __forceinline__ int ring_parity(int u) {
-  return S == 2 ? ((u >> 1) & 1) : static_cast<int>((static_cast<uint32_t>(u) / S) & 1);
-}
 
 // ---- postprocess for the sm90 staging order --------------------------------------------------
 // dq_accum tile = [WG w (D/64)][k (8)][thread t (128)] float4: acc[4k..4k+3] of MMA thread t of
@@ -235,7 +218,7 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 // under concurrent load, and in 3 of 4 stress processes with take-ahead. A barrier's waiters
 // must be threads whose own arrivals gate its next phase, or one thread.
 template <int D>
-__device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars<Sm90BwdSmem<D>::kStages>& bars,
+__device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, const DqMeta* mailbox, int first, int stride) {
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
@@ -288,7 +271,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
 // is owed. Before any blocking wait (the next staged partial, the next tile's semaphore) the
 // owed tile is finished unless a non-blocking probe shows the wait would fall through.
 template <int D>
-__device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars<Sm90BwdSmem<D>::kStages>& bars,
+__device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                                   int* s_reduced, const DqMeta* mailbox) {
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
@@ -358,8 +341,7 @@ __device__ __forceinline__ bool takes_ahead(const BwdKernelParams& p, const Sche
 // Takes tasks (atomic counter or static stride) and publishes them in a 2-slot ring read by the
 // loader and the MMA warps. A warp of its own: the 40-register producer warps cannot hold the
 // taker's and the loader's state together without spilling.
-template <class Bars>
-__device__ __forceinline__ void task_taker(const BwdKernelParams& p, Bars& bars, TaskRef* s_task,
+__device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars& bars, TaskRef* s_task,
                                            int* s_reduced) {
   const ScheduleModel M = fixed_tiles(p.model);
   const int num_tasks = M.num_tasks();
@@ -431,8 +413,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Bars& bars,
 
 // Reads the task the taker published in ring slot it % 2 and frees the slot (the loader and
 // every MMA thread read each one: task_empty counts kMmaArrivals + 1).
-template <class Bars>
-__device__ __forceinline__ TaskRef read_published_task(Bars& bars, const TaskRef* s_task, int it) {
+__device__ __forceinline__ TaskRef read_published_task(Sm90BwdBars& bars, const TaskRef* s_task, int it) {
   const int tslot = it & 1;
   sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
   const TaskRef tr = s_task[tslot];
@@ -444,7 +425,7 @@ __device__ __forceinline__ TaskRef read_published_task(Bars& bars, const TaskRef
 template <int D>
 __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
                                          const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
-                                         Sm90BwdBars<Sm90BwdSmem<D>::kStages>& bars, const TaskRef* s_task) {
+                                         Sm90BwdBars& bars, const TaskRef* s_task) {
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles(p.model);
   const TileProblem& tp = M.p;
@@ -455,7 +436,6 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
   ptx::prefetch_tensormap(tm_v);
   ptx::prefetch_tensormap(tm_do);
   int side_use = 0, step_use = 0;
-  int ring3 = 0;  // 3-stage Q/dO ring (head_dim 64): slot + 4 * phase parity of the next use
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const TaskRef tr = read_published_task(bars, s_task, it);
@@ -480,19 +460,9 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
 #pragma unroll 1
        for (int g = 0; g < G; ++g, ++step_use) {
         const int hq = hk * G + g;
-        // 40 registers: the ring position as cheap as it gets (2 stages: from step_use as
-        // before; through the ring helpers ptxas spilled 8 B here; 3 stages: slot and parity
-        // packed in one register, ring3 = slot + 4 * parity, no division).
-        const int st = L::kStages == 2 ? step_use & 1 : ring3 & 3;
-        uint64_t* full;
-        if constexpr (L::kStages == 2) {
-          sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
-          full = &bars.qdo_full[st];
-        } else {
-          sm90::mbar_wait(&bars.qdo_empty[st], ((ring3 >> 2) & 1) ^ 1);
-          full = &bars.qdo_full[st];
-          ring3 = st == L::kStages - 1 ? (ring3 & ~3) + 4 : ring3 + 1;
-        }
+        const int st = step_use & 1;
+        sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
+        uint64_t* full = &bars.qdo_full[st];
         sm90::mbar_arrive_expect_tx(full, L::kStepTx);
 #pragma unroll
         for (int c = 0; c < L::kChunks; ++c) {
@@ -614,7 +584,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(!kLag || D == 128, "the lagged-dQ draft is written for head_dim 128");
   using L = Sm90BwdSmem<D>;
   extern __shared__ __align__(128) uint8_t smem_raw[];  // rounded up to 1024 below
-  __shared__ Sm90BwdBars<L::kStages> bars;
+  __shared__ Sm90BwdBars bars;
   __shared__ TaskRef s_task[2];  // ring of 2
   __shared__ int s_reduced_storage;
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
@@ -630,10 +600,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       cuda::ptx::mbarrier_init(&bars.dq_full[k], kMmaArrivals);
       cuda::ptx::mbarrier_init(&bars.dq_empty[k], 1);
       cuda::ptx::mbarrier_init(&bars.ds_full[k], kMmaArrivals);
-      if (L::kStages == 3 && k == 0) {
-        cuda::ptx::mbarrier_init(&bars.qdo_full[L::kStages - 1], 1);
-        cuda::ptx::mbarrier_init(&bars.qdo_empty[L::kStages - 1], kMmaArrivals);
-      }
       cuda::ptx::mbarrier_init(&bars.ds_empty[k], kMmaArrivals);
     }
     cuda::ptx::mbarrier_init(&bars.kv_full, 1);
@@ -795,14 +761,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 1
        for (int g = 0; g < G; ++g, ++step_use) {
         const int hq = hk * G + g;
-        const int st = L::kStages == 2 ? step_use & 1 : ring_slot<L::kStages>(step_use);
+        const int st = step_use & 1;
         if (threadIdx.x == 0 && t_step * G + g == near_end_at) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
         const float* sLse = reinterpret_cast<const float*>(smem + L::kLseOff + st * L::kVecBytes);
         const float* sDsum = reinterpret_cast<const float*>(smem + L::kDsumOff + st * L::kVecBytes);
-        if constexpr (L::kStages == 2)
-          sm90::mbar_wait(&bars.qdo_full[st], (step_use >> 1) & 1);
-        else
-          sm90::mbar_wait(&bars.qdo_full[st], ring_parity<L::kStages>(step_use));
+        sm90::mbar_wait(&bars.qdo_full[st], (step_use >> 1) & 1);
 
         // GEMM 1 and 2, issued back to back as two commit groups: S^T = K_w Q^T and
         // dP^T = V_w dO^T (SS, both K-major, D/16 k-steps each). P^T is computed from S^T while
