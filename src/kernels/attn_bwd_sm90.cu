@@ -795,6 +795,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::wgmma_commit_group();
         };
         uint32_t pf[4][4], df[4][4];
+        // hdim 128: the step's integer work that depends on i (the mask test, the dQ rank) uses
+        // i_late, a copy made after the S^T / dP^T issue (opaque): otherwise the compiler hoists
+        // it to the top of the step, where the tensor cores are idle.
+        int i_late = i;
         {
           float sacc[32], dpacc[32];
           ptx::wgmma_fence();
@@ -809,12 +813,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           // Next step's Q tile (last query head of the group: the t_step loop moves on after it),
           // pinned here by the asm barrier so that it is computed while S^T and dP^T run.
           if (D == 128 && g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
+          if constexpr (D == 128) i_late = static_cast<int>(opaque(static_cast<uint32_t>(i)));
           float2 lse01[2];  // under the GEMMs (all 8 pairs here spilled)
 #pragma unroll
           for (int n = 0; n < 2; ++n) lse01[n] = *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);
           ptx::wgmma_wait_group<1>();
           ptx::warpgroup_fence_operand(sacc);
-          const int q_row0 = i * kBM;
+          const int q_row0 = i_late * kBM;
           const bool interior = q_row0 + kBM <= tp.seqlen_q && (j + 1) * kBN <= tp.seqlen_k &&
                                 (!kCausal || (j + 1) * kBN - 1 <= q_row0 + diag);
           if (interior)
@@ -915,7 +920,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // integer divisions) runs while the tensor cores work on the GEMMs; computed after the
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
           // barrier late), a cost that grew with seqlen.
-          const int rank = warp == 0 ? rank_of(i, j) : 0;
+          const int rank = warp == 0 ? rank_of(i_late, j) : 0;
           ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
           ptx::warpgroup_fence_operand(dqacc);
           stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
