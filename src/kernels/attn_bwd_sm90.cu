@@ -813,7 +813,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // Next step's Q tile (last query head of the group: the t_step loop moves on after it),
           // pinned here by the asm barrier so that it is computed while S^T and dP^T run.
           if (D == 128 && g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
-          i_late = static_cast<int>(opaque(static_cast<uint32_t>(i)));
+          if constexpr (D == 128) i_late = static_cast<int>(opaque(static_cast<uint32_t>(i)));
           float2 lse01[2];  // under the GEMMs (all 8 pairs here spilled)
 #pragma unroll
           for (int n = 0; n < 2; ++n) lse01[n] = *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);
@@ -944,7 +944,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (wg == dbuf) {  // warpgroup-uniform
             float dqacc[32];
             issue_dq(dqacc, dbuf, 0);
-            const int rank = warp == 4 * wg ? rank_of(i_late, j) : 0;
+            const int rank = warp == 4 * wg ? rank_of(i, j) : 0;
             ptx::wgmma_wait_group<0>();
             ptx::warpgroup_fence_operand(dqacc);
             stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, 0, 4 * wg);
