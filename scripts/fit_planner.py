@@ -95,6 +95,10 @@ DATA = {
                     peers_json=["docs/data/probe-peers-h200-12e4c7f/peers.json",
                                 "docs/data/fwd-persistent-h200-a687384/peers.json"],
                     bench=[]),
+    # The twelfth session's peers run (b2831e5: the backward's step-top changes, v13).
+    "b2831e5": dict(peers_log=None,
+                    peers_json=["docs/data/final-h200-b2831e5/peers.json"],
+                    bench=[]),
 }
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
