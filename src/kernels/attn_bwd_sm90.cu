@@ -566,22 +566,6 @@ __device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)
   }
 }
 
-// compute_ds for the 16 query columns of A-fragment step k (elements 8k..8k+7), so that each
-// fragment's dK wgmma can be issued as soon as it is packed (head_dim 128's order).
-template <typename T>
-__device__ __forceinline__ void compute_ds_chunk(float (&dp)[32], const uint32_t (&pf)[4][4], const float* sDsum,
-                                                 int quad, int k) {
-#pragma unroll
-  for (int idx = 8 * k; idx < 8 * k + 8; ++idx) {
-    const int n = idx / 4, e = idx % 2;
-    const float2 dsum2 = *reinterpret_cast<const float2*>(sDsum + 8 * n + 2 * quad);
-    const float dsum = e ? dsum2.y : dsum2.x;
-    const uint32_t packed = pf[k][(idx % 8) / 2];
-    const float pv = e ? sm90::hi_of_x2<T>(packed) : sm90::lo_of_x2<T>(packed);
-    dp[idx] = pv * (dp[idx] - dsum);
-  }
-}
-
 // kLag (DRAFT, measured and not the default: bits equal, ordered schedules 0.95-0.99 of the default at
 // 6a0d9a6, docs/perf.md v5/v8; DASH_BWD_LAGGED_DQ=1, head_dim 128 only; docs/bwd-sm90.md,
 // "Lagged-dQ draft"): the dQ GEMM of step s is issued in step s + 1 (after that step's dS^T is
@@ -740,7 +724,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // DRAFT (p.early_dv; not with kLag, which orders its GEMMs itself): issue dV = P^T dO as soon as
   // P^T is in registers, before waiting for dP^T, so that the tensor cores work under the dS math
   // (both warpgroups reach it together). Same GEMMs, same operands, same order per accumulator.
-  const bool early_dv = D == 128 ? false : !kLag && p.early_dv != 0;  // EXPERIMENT: hdim 128 without
+  const bool early_dv = !kLag && p.early_dv != 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const TaskRef tr = read_published_task(bars, s_task, it);
@@ -810,32 +794,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             ptx::wgmma_rs<D, 1, T>(acc, frag[k], sw128_desc_step<1024>(b_lo, k * sm90::kMNMajorStepBytes), 1);
           ptx::wgmma_commit_group();
         };
-        // One k-step of GEMM 4 (dK += dS^T Q, B = Q MN-major): head_dim 128 issues them one by one
-        // under the dS math (see dk_first); the caller fences dk before the first and commits.
-        auto issue_rs_step = [&](float (&acc)[D / 2], uint32_t (&frag)[4], uint32_t b_off, int k) {
-          constexpr uint32_t kLbo = sm90::subtile_bytes(kBM);
-          const uint32_t b_lo = sm90::smem_desc_lo(opaque(smem_u32) + b_off + st * L::kQBytes, kLbo);
-          ptx::warpgroup_fence_operand(frag);
-          ptx::wgmma_fence();
-          ptx::wgmma_rs<D, 1, T>(acc, frag, sw128_desc_step<1024>(b_lo, k * sm90::kMNMajorStepBytes), 1);
-        };
-        // head_dim 128 without early dV: dK's GEMM goes first, each k-step issued as soon as its
-        // dS^T fragment is packed, so the tensor cores work under the dS math, the dS stores and
-        // the named barrier (they idled there: the v10 profile's dS and barrier pieces). Then
-        // dQ, then dV, which covers the dQ staging (wait_group 1 retires dK and dQ). Same GEMMs,
-        // same k order per accumulator: the same bits.
-        const bool dk_first = D == 128 && !kLag && !early_dv;
-        // dS^T -> smem, [128 keys x 64 q] swizzled (the MN-major A operand of dQ = dS K), one
-        // stmatrix.x4 per k: matrix x = df[k][x] (keys + 8 (x % 2), 16-byte chunk 2k + x / 2);
-        // lane 8m + r gives the address of row r of matrix m: key 64 wg + 16 wq + 8 (m % 2) + r.
-        // Address = swizzle128_offset(row, col): row * 128 + ((16-byte chunk ^ row % 8) << 4).
-        // From opaque values: computed at the store, not hoisted out of the step loop and kept live.
-        auto store_ds = [&](const uint32_t (&frag)[4], int k) {
-          const uint32_t m = opaque(static_cast<uint32_t>(lane / 8)), r = lane % 8;
-          const uint32_t row_addr = opaque(smem_u32) + L::kDsOff + (step_use & 1) * L::kDsBytes +
-                                    (64 * wg + 16 * wq + 8 * (m % 2) + r) * sm90::kSwizzleBytes;
-          ptx::stmatrix_x4(row_addr + (((2 * k + m / 2) ^ r) << 4), frag[0], frag[1], frag[2], frag[3]);
-        };
         uint32_t pf[4][4], df[4][4];
         // hdim 128: the step's integer work that depends on i (the mask test, the dQ rank) uses
         // i_late, a copy made after the S^T / dP^T issue (opaque): otherwise the compiler hoists
@@ -882,37 +840,26 @@ __global__ void __launch_bounds__(kThreads, 1)
             ptx::wgmma_wait_group<1>();  // S^T and dP^T retired; dV may run
             ptx::warpgroup_fence_operand(dpacc);
             compute_ds<T>(dpacc, pc, sDsum, quad);
-          } else if (dk_first) {
-            ptx::wgmma_wait_group<0>();
-            ptx::warpgroup_fence_operand(dpacc);
-            ptx::warpgroup_fence_operand(dk);
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-              compute_ds_chunk<T>(dpacc, pf, sDsum, quad, k);
-              sm90::acc_to_a_frag<T>(dpacc, k, df[k]);
-              store_ds(df[k], k);  // before the wgmma: its A registers are not read while it runs
-              issue_rs_step(dk, df[k], L::kQOff, k);
-            }
-            ptx::wgmma_commit_group();
           } else {
             ptx::wgmma_wait_group<0>();
             ptx::warpgroup_fence_operand(dpacc);
             compute_ds<T>(dpacc, pf, sDsum, quad);
           }
-          if (!dk_first) {
 #pragma unroll
-            for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(dpacc, k, df[k]);
-          }
+          for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(dpacc, k, df[k]);
         }
-        // dS^T -> smem (store_ds; dk_first stored each fragment before its dK k-step):
+        // dS^T -> smem, [128 keys x 64 q] swizzled (the MN-major A operand of dQ = dS K):
         // fragment df[k][x] holds (key_local + 8 (x % 2), query rows 16k + 8 (x / 2) + 2 quad + {0, 1}).
+        // Address = swizzle128_offset(row, col): row * 128 + ((16-byte chunk ^ row % 8) << 4).
         if constexpr (kLag) {
           // Buffer step_use % 2 last held the dS^T of step step_use - 2: both warpgroups' dQ GEMMs
           // of that step must have retired (first use of each buffer: falls through).
           sm90::mbar_wait(&bars.ds_empty[step_use & 1], ((step_use >> 1) & 1) ^ 1);
         }
-        if (!dk_first) {
-          // (the address once for the four stores: through store_ds the kLag fp16 kernels spilled)
+        // One stmatrix.x4 per k: matrix x = df[k][x] (keys + 8 (x % 2), 16-byte chunk 2k + x / 2);
+        // lane 8m + r gives the address of row r of matrix m: key 64 wg + 16 wq + 8 (m % 2) + r.
+        {
+          // From opaque values: computed here, not hoisted out of the step loop and kept live.
           const uint32_t m = opaque(static_cast<uint32_t>(lane / 8)), r = lane % 8;
           const uint32_t row_addr = opaque(smem_u32) + L::kDsOff + (step_use & 1) * L::kDsBytes +
                                     (64 * wg + 16 * wq + 8 * (m % 2) + r) * sm90::kSwizzleBytes;
@@ -964,20 +911,17 @@ __global__ void __launch_bounds__(kThreads, 1)
           // order, so wait_group 1 retires dV and dQ while dK still runs, and the dQ partial is
           // staged for the writer under dK (it was staged after all three GEMMs: +3-10%, bea1336
           // A/B). Each GEMM accumulates in the same order as before: the same bits.
-          // dk_first (the default): dK went during the dS math; dQ, then dV (covers the staging).
+          if (!early_dv) issue_rs(dv, pf, L::kdOOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
           float dqacc[32];
           issue_dq(dqacc, step_use & 1, wg);
-          if (dk_first)
-            issue_rs(dv, pf, L::kdOOff);
-          else
-            issue_rs(dk, df, L::kQOff);  // early dV (draft): dV went before the dS math
+          issue_rs(dk, df, L::kQOff);
           // NOTES: the rank loop (shift / symmetric shift: O(n / 32) key evaluations per lane,
           // integer divisions) runs while the tensor cores work on the GEMMs; computed after the
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
           // barrier late), a cost that grew with seqlen.
           const int rank = warp == 0 ? rank_of(i_late, j) : 0;
-          ptx::wgmma_wait_group<1>();  // dK (or dV) and dQ retired; the last GEMM may run
+          ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
           ptx::warpgroup_fence_operand(dqacc);
           stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
           retire_all();
