@@ -65,6 +65,11 @@ const std::vector<Shape>& grid() {
       {1, 1, 1, 1024, 1024, 64, 128},
       {2, 4, 1, 1000, 1000, 64, 128},
       {1, 1, 1, 576, 192, 64, 64},
+      // 80-row Q tiles on 128-key KV tiles (the planned full-mask tile of the hdim 128 backward,
+      // docs/bwd-sm90.md last section): tile counts 13 x 8, 9 x 4 / 7 x 4 with GQA, 26 x 16
+      {1, 1, 1, 1000, 1000, 80, 128},
+      {1, 2, 1, 700, 500, 80, 128},
+      {2, 2, 1, 2048, 2048, 80, 128},
   };
   return shapes;
 }
