@@ -145,6 +145,52 @@ using WgmmaF16 = Wgmma<N, __half>;
 DASH_DEFINE_WGMMA(__nv_bfloat16, "bf16")
 DASH_DEFINE_WGMMA(__half, "f16")
 
+// m64n80k16 (40 accumulator registers): the planned 80-row Q tile of the hdim 128 backward
+// (docs/bwd-sm90.md, last section). Written in the twelfth session; its primitive tests
+// (Sm90Primitives.Wgmma*N80) had not run on a GPU when it landed.
+#define DASH_DEFINE_WGMMA_N80(CTYPE, PTX_T)                                                      \
+  template <>                                                                                    \
+  struct Wgmma<80, CTYPE> {                                                                      \
+    static constexpr int kAccRegs = 40;                                                          \
+                                                                                                 \
+    template <int kTransA, int kTransB>                                                          \
+    __device__ __forceinline__ static void ss(float (&d)[40], uint64_t desc_a, uint64_t desc_b,  \
+                                              int scale_d) {                                     \
+      static_assert((kTransA | kTransB | 1) == 1, "transpose immediates are 0 or 1");            \
+      asm volatile(                                                                              \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n"                                           \
+          "wgmma.mma_async.sync.aligned.m64n80k16.f32." PTX_T "." PTX_T " "                      \
+          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "              \
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "     \
+          "%32, %33, %34, %35, %36, %37, %38, %39}, "                                            \
+          "%40, %41, p, 1, 1, %43, %44;\n}\n"                                                    \
+          : DASH_ACC8(0), DASH_ACC8(8), DASH_ACC8(16), DASH_ACC8(24), DASH_ACC8(32)              \
+          : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB)                   \
+          : "memory");                                                                           \
+    }                                                                                            \
+                                                                                                 \
+    template <int kTransB>                                                                       \
+    __device__ __forceinline__ static void rs(float (&d)[40], const uint32_t (&a)[4],            \
+                                              uint64_t desc_b, int scale_d) {                    \
+      static_assert((kTransB | 1) == 1, "transpose immediate is 0 or 1");                        \
+      asm volatile(                                                                              \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %45, 0;\n"                                           \
+          "wgmma.mma_async.sync.aligned.m64n80k16.f32." PTX_T "." PTX_T " "                      \
+          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "              \
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "     \
+          "%32, %33, %34, %35, %36, %37, %38, %39}, "                                            \
+          "{%40, %41, %42, %43}, %44, p, 1, 1, %46;\n}\n"                                        \
+          : DASH_ACC8(0), DASH_ACC8(8), DASH_ACC8(16), DASH_ACC8(24), DASH_ACC8(32)              \
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d),               \
+            "n"(kTransB)                                                                         \
+          : "memory");                                                                           \
+    }                                                                                            \
+  };
+
+DASH_DEFINE_WGMMA_N80(__nv_bfloat16, "bf16")
+DASH_DEFINE_WGMMA_N80(__half, "f16")
+
+#undef DASH_DEFINE_WGMMA_N80
 #undef DASH_DEFINE_WGMMA
 #undef DASH_ACC8
 

@@ -122,7 +122,7 @@ TEST(Sm90Primitives, DescriptorLoWordAddsWithoutCarry) {
 }
 
 TEST(Sm90Primitives, AccumulatorLayoutCoversTileOnce) {
-  for (int n : {64, 128}) {
+  for (int n : {64, 80, 128}) {
     std::vector<int> hits(64 * n, 0);
     for (int t = 0; t < kThreads; ++t)
       for (int i = 0; i < n / 2; ++i) ++hits[acc_row(t, i) * n + acc_col(t, i)];
@@ -486,6 +486,21 @@ TEST(Sm90Primitives, WgmmaRSBMNMajorN64) {
 TEST(Sm90Primitives, WgmmaRSBMNMajorN128) {
   REQUIRE_GPU();
   run_gemm<128, 1>(AForm::kRegisters, 12);
+}
+// m64n80k16 with B K-major [80 n x 64 k] (the planned 80-row Q tile, docs/bwd-sm90.md last
+// section): S^T = K_w Q^T (A K-major), dQ^T = K^T dS^T (A MN-major), and RS. Written in the
+// twelfth session; not yet run on a GPU when they landed.
+TEST(Sm90Primitives, WgmmaSSKMajorN80) {
+  REQUIRE_GPU();
+  run_gemm<80, 0>(AForm::kSmemKMajor, 13);
+}
+TEST(Sm90Primitives, WgmmaSSAMNMajorN80) {
+  REQUIRE_GPU();
+  run_gemm<80, 0>(AForm::kSmemMNMajor, 14);
+}
+TEST(Sm90Primitives, WgmmaRSKMajorN80) {
+  REQUIRE_GPU();
+  run_gemm<80, 0>(AForm::kRegisters, 15);
 }
 
 // f16 operands (drafts): every operand form the fp16 sm90 kernels use, and the rest.
