@@ -25,6 +25,7 @@
 #include "kernels/sm90/swizzle.cuh"
 #include "kernels/sm90/tma_pipeline.cuh"
 #include "ptx/math.cuh"
+#include "ptx/stmatrix.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/wgmma.cuh"
 
@@ -487,6 +488,60 @@ TEST(Sm90Primitives, WgmmaRSBMNMajorN128) {
   REQUIRE_GPU();
   run_gemm<128, 1>(AForm::kRegisters, 12);
 }
+// stmatrix .x4 and .x4.trans from the mma register layout: thread t holds, in register m, the
+// b16 pair (row t / 4, columns 2 (t % 4), 2 (t % 4) + 1) of 8x8 matrix m; matrix m's rows go to
+// 16-byte smem rows 8m .. 8m + 7 (lane 8m + r gives row r's address). Plain: smem row 8m + r holds
+// row r of matrix m; .trans: it holds column r.
+__global__ void stmatrix_kernel(uint16_t* out, int trans) {
+  __shared__ __align__(16) uint16_t tile[32 * 8];  // 32 rows of 16 bytes
+  const int t = threadIdx.x;
+  uint32_t reg[4];
+  for (int m = 0; m < 4; ++m) {
+    const int row = t / 4, col = 2 * (t % 4);
+    const uint32_t lo = static_cast<uint32_t>(m * 64 + row * 8 + col);  // element id = m*64 + row*8 + col
+    reg[m] = lo | ((lo + 1) << 16);
+  }
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(tile)) + 16u * t;  // lane t: row t
+  if (trans)
+    ptx::stmatrix_x4_trans(addr, reg[0], reg[1], reg[2], reg[3]);
+  else
+    ptx::stmatrix_x4(addr, reg[0], reg[1], reg[2], reg[3]);
+  __syncwarp();
+  for (int i = t; i < 32 * 8; i += 32) out[i] = tile[i];
+}
+
+void run_stmatrix(int trans) {
+  DeviceBuffer d_out(32 * 8 * 2);
+  ASSERT_TRUE(d_out.ptr);
+  poison(d_out);
+  stmatrix_kernel<<<1, 32>>>(d_out.as<uint16_t>(), trans);
+  CUDA_OK(cudaGetLastError());
+  CUDA_OK(cudaDeviceSynchronize());
+  std::vector<uint16_t> got(32 * 8);
+  CUDA_OK(cudaMemcpy(got.data(), d_out.ptr, got.size() * 2, cudaMemcpyDeviceToHost));
+  int bad = 0;
+  for (int m = 0; m < 4; ++m)
+    for (int r = 0; r < 8; ++r)
+      for (int c = 0; c < 8; ++c) {
+        // smem row 8m + r, element c: matrix m's (r, c), or its (c, r) with .trans
+        const int want = trans ? m * 64 + c * 8 + r : m * 64 + r * 8 + c;
+        const int have = got[(8 * m + r) * 8 + c];
+        if (have != want && bad++ < 5)
+          ADD_FAILURE() << (trans ? ".trans" : "plain") << " matrix " << m << " row " << r << " col " << c
+                        << ": " << have << ", expected " << want;
+      }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(Sm90Primitives, StmatrixX4) {
+  REQUIRE_GPU();
+  run_stmatrix(0);
+}
+TEST(Sm90Primitives, StmatrixX4Trans) {
+  REQUIRE_GPU();
+  run_stmatrix(1);
+}
+
 // m64n80k16 with B K-major [80 n x 64 k] (the planned 80-row Q tile, docs/bwd-sm90.md last
 // section): S^T = K_w Q^T (A K-major), dQ^T = K^T dS^T (A MN-major), and RS. Written in the
 // twelfth session; not yet run on a GPU when they landed.
