@@ -17,7 +17,21 @@ Model of attn_bwd_sm90_main in src/kernels/attn_bwd_sm90.cu, default variant (kL
           (semaphore wait: other CTAs, left out), bulk reduce of the
           staged tile, completion, s_reduced increment, dq_empty arrive.  --lanes L > 1 models the
           pre-e10b1b6 writer (L lanes wait on dq_full, lane 0 alone arrives, then __syncwarp).
-          --early-release: p.writer_early_release (dq_empty before s_reduced).  --writer overlap:
+          --early-release: p.writer_early_release (early = kDqBufs == 1 || writer_early_release):
+          bulk reduce, wait_group.read (the reduce stops reading the staging buffer: an explicit
+          step), dq_empty arrive, (completion, semaphore release: no shared state here) s_reduced
+          increment; at the exit the writer waits for completion (no shared state) and leaves.
+          --dq-buffers 1: the 80-row Q tile of head_dim 128 (Sm90BwdSmem<128, kBM80>, kDqBufs = 1):
+          ONE staging buffer, buffer/mailbox slot/dq_full/dq_empty 0 for every tile; MMA tile use u
+          waits dq_empty[0] parity (u & 1) ^ 1 (phase u - 1; the first use falls through), stages,
+          writes mailbox slot 0 (thread 0), arrives on dq_full[0]; one writer (warp 9, stride 1)
+          waits dq_full[0] parity q & 1 for tile q and always releases early; ONE exit post at
+          use = step_use after the exit meeting.  Implies --writers 1 --early-release and the
+          head_dim 128 order; --writers 2, --writer overlap, --hdim 64, --lanes > 1,
+          --no-exit-barrier and --near-end-per-side are rejected (the kernel never runs them).
+          --defect arrive-before-read (the early-release writer arrives on dq_empty before its
+          wait_group.read) and --defect no-dq-empty-wait (the MMA threads stage without waiting
+          dq_empty; head_dim 128 order) are seeded bugs the self-test must find.  --writer overlap:
           dq_writer_overlap (p.writer_overlap; one writer owing tile q - 1 while it takes tile q:
           the dq_full probe, the semaphore probe taken both ways, atomicExch on s_reduced).
 A TMA load is the loader's arrive_expect_tx (one arrival, the phase does not complete yet) plus a
@@ -50,7 +64,9 @@ first side's phase is pending (it takes the next task early). Reported and toler
 --strict.
 
 Run without arguments (CTest BwdProtocol.NoDeadlockNoStaleData): a matrix of variants that must
-pass and of known defects that must be found. With arguments: one variant.
+pass (two buffers: both head_dims, one or two writers, the overlap writer; one buffer: every
+dispatch, one- and two-sided tasks, T = 1 and 2), of known and seeded defects that must be found,
+and of --dq-buffers 1 combinations that must be rejected. With arguments: one variant.
 """
 import argparse
 import sys
@@ -91,6 +107,8 @@ class Model:
         self.ahead = a.dispatch == "ahead"
         self.drain = a.dispatch == "drain"
         self.U = sum(sum(t) for t in self.tasks)          # dQ tiles staged in total
+        self.NBUF = a.dq_buffers                          # dQ staging buffers (L::kDqBufs)
+        self.early = a.dq_buffers == 1 or a.early_release  # early = kDqBufs == 1 || p.writer_early_release
         self.counts = [1] * NB
         for n in ("task_empty0", "task_empty1"):
             self.counts[B[n]] = self.NM + 1               # kMmaArrivals + the loader
@@ -121,6 +139,15 @@ class Model:
             sides += len(task)
             ntasks += 1
         return ops
+
+    def dq_buf(self, use):
+        """L::dq_buf: the staging buffer (and mailbox slot, dq_full / dq_empty) of staged tile `use`."""
+        return use & 1 if self.NBUF == 2 else 0
+
+    def dq_k(self, use):
+        """The phase index of dq_full[dq_buf(use)] that tile `use` completes (L::dq_phase = its parity);
+        the staging waits dq_empty for phase dq_k(use) - 1 (parity dq_phase ^ 1, the first use falls through)."""
+        return use >> 1 if self.NBUF == 2 else use
 
     def read_task(self, ops, it, task):
         ops.append(("wait", TF + (it & 1), it >> 1, None, None))
@@ -173,9 +200,11 @@ class Model:
                     if a.hdim == 128:
                         ops.append(("bar", bar))
                         ops.append(("dsr", st, u))                              # dQ GEMM reads dS (both halves), K
-                        ops.append(("wait", DE + st, (u >> 1) - 1, None, None))  # stage_dq
-                        ops.append(("stage", st, u, tid == 0))
-                        ops.append(("arrive", DF + st, u >> 1, None))
+                        db, dk = self.dq_buf(u), self.dq_k(u)
+                        if a.defect != "no-dq-empty-wait":
+                            ops.append(("wait", DE + db, dk - 1, None, None))   # stage_dq
+                        ops.append(("stage", db, u, tid == 0))
+                        ops.append(("arrive", DF + db, dk, None))
                         ops.append(("arrive", QE + st, u >> 1, ("q_rel", st)))
                     else:
                         ops.append(("bar", bar))
@@ -194,27 +223,30 @@ class Model:
         if not a.no_exit_barrier:
             ops.append(("bar", bar))
         for use in range(step_use, step_use + (2 if self.W == 2 and a.writer == "default" else 1)):
-            ops.append(("wait", DE + (use & 1), (use >> 1) - 1, None, None))
+            db, dk = self.dq_buf(use), self.dq_k(use)
+            ops.append(("wait", DE + db, dk - 1, None, None))
             if tid == 0:
-                ops.append(("mail", use & 1, EXIT))
-            ops.append(("arrive", DF + (use & 1), use >> 1, None))
+                ops.append(("mail", db, EXIT))
+            ops.append(("arrive", DF + db, dk, None))
         return ops
 
     def writer_prog(self, w, lane):
         ops = []
         q = w
         while True:
-            buf = q & 1 if self.W == 1 else w
-            assert buf == q & 1
-            ops.append(("wait", DF + buf, q >> 1, None, None))
+            buf = self.dq_buf(q)
+            assert buf == (q & 1 if self.W == 1 else w) or self.NBUF == 1
+            ops.append(("wait", DF + buf, self.dq_k(q), None, None))
             last = q >= self.U
             ops.append(("read_mail", buf, EXIT if last else q))
             if last:
-                break
+                break   # (early: wait_group 0 for the outstanding adds first; no shared state)
             if lane == 0:
                 ops.append(("reduce", buf, q, self.portions(buf)))
-                if self.a.early_release:   # p.writer_early_release: arrive once the bulk copy read the buffer
-                    ops.append(("arrive", DE + buf, q >> 1, ("w_rel", buf)))
+                if self.early:   # wait_group.read, arrive dq_empty, then completion, (semaphore), s_reduced
+                    rd = ("read_done", buf)          # the bulk copy has read the buffer (it may be overwritten)
+                    arr = ("arrive", DE + buf, self.dq_k(q), None)
+                    ops.extend([arr, rd] if self.a.defect == "arrive-before-read" else [rd, arr])
                     ops.append(("sred",))
                 else:
                     ops.append(("sred",))
@@ -483,6 +515,9 @@ class Model:
             elif kind == "sred":
                 s[self.O_SRED] += 1
                 out.append((tuple(s), x))
+            elif kind == "read_done":   # cp.async.bulk.wait_group.read 0 returned: the reduce no longer reads
+                s[self.O_WR + op[1]] = 0
+                out.append((tuple(s), x))
             else:
                 raise AssertionError(op)
         # named barrier kBarDs: everyone there -> all pass together
@@ -585,6 +620,8 @@ class Model:
                 txt = f"read_mail[{op[1]}] (want {'EXIT' if op[2] == EXIT else op[2]})"
             elif k == "reduce":
                 txt = f"reduce tile{op[2]}"
+            elif k == "read_done":
+                txt = f"wait_group.read (buf{op[1]} read)"
             else:
                 txt = " ".join(str(v) for v in op)
             return f"{self.names[label]}: {txt}"
@@ -613,14 +650,19 @@ def variant_name(a):
     extra = "".join([" no-exit-barrier" if a.no_exit_barrier else "", f" lanes {a.lanes}" if a.lanes > 1 else "",
                      " early-release" if a.early_release else "", " strict" if a.strict else "",
                      " near-end-per-side" if a.near_end_per_side else "",
-                     " overlap writer" if a.writer == "overlap" else ""])
-    return f"hdim {a.hdim}, {a.writers} writer(s), {d}, tasks [{a.tasks}], T={a.threads}{extra}"
+                     " overlap writer" if a.writer == "overlap" else "",
+                     f" DEFECT {a.defect}" if a.defect else ""])
+    bufs = f", {a.dq_buffers} dQ buffer{'s' if a.dq_buffers > 1 else ''}"
+    return f"hdim {a.hdim}{bufs}, {a.writers} writer(s), {d}, tasks [{a.tasks}], T={a.threads}{extra}"
 
 
 def check(argv, max_trace=40):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hdim", type=int, default=128, choices=(64, 128))
-    ap.add_argument("--writers", type=int, default=2, choices=(1, 2))
+    ap.add_argument("--writers", type=int, default=None, choices=(1, 2), help="dQ writers (default 2; 1 with --dq-buffers 1)")
+    ap.add_argument("--dq-buffers", type=int, default=2, choices=(1, 2),
+                    help="dQ staging buffers (L::kDqBufs): 1 is the 80-row Q tile of head_dim 128 (one writer, "
+                         "stride 1, always the early release)")
     ap.add_argument("--threads", type=int, default=1, help="modelled threads per MMA warpgroup (T)")
     ap.add_argument("--tasks", default="2;1", help="steps per side, sides by ',', tasks by ';' (e.g. '2;1', '1,2')")
     ap.add_argument("--dispatch", default="late", choices=("static", "late", "ahead", "drain"),
@@ -636,9 +678,28 @@ def check(argv, max_trace=40):
     ap.add_argument("--near-end-per-side", action="store_true",
                     help="take-ahead: kv_near_end arrived in every side and the taker counts sides (before 8fb5075)")
     ap.add_argument("--strict", action="store_true", help="the documented late-take kv_empty aliasing is a violation too")
+    ap.add_argument("--defect", default=None, choices=("arrive-before-read", "no-dq-empty-wait"),
+                    help="a seeded bug that must be found (self-test): the early-release writer arrives on "
+                         "dq_empty before its wait_group.read, or the MMA threads (head_dim 128 order) stage "
+                         "without waiting dq_empty")
     a = ap.parse_args(argv)
+    if a.dq_buffers == 1:
+        # Sm90BwdSmem<128, kBM80>: one writer (warp 9, stride 1), early release, the head_dim 128 order.
+        bad = [f for f, on in (("--writers 2", a.writers == 2), ("--writer overlap", a.writer == "overlap"),
+                               ("--hdim 64", a.hdim == 64), ("--lanes > 1", a.lanes > 1),
+                               ("--no-exit-barrier", a.no_exit_barrier),
+                               ("--near-end-per-side", a.near_end_per_side)) if on]
+        if bad:
+            ap.error(f"--dq-buffers 1 (the 80-row tile, head_dim 128) never runs with {', '.join(bad)}")
+        a.writers, a.early_release = 1, True
+    if a.writers is None:
+        a.writers = 2
     if a.writer == "overlap":
         a.writers, a.lanes = 1, 1
+    if a.defect == "arrive-before-read" and not (a.early_release and a.writer == "default"):
+        ap.error("--defect arrive-before-read needs the early release (--dq-buffers 1 or --early-release)")
+    if a.defect == "no-dq-empty-wait" and a.hdim != 128:
+        ap.error("--defect no-dq-empty-wait is modelled in the head_dim 128 order only")
     m = Model(a)
     t0 = time.time()
     start = m.init()
@@ -713,6 +774,19 @@ def selftest():
         ["--threads", "2", "--tasks", "1,1", "--hdim", "64"],
         ["--writer", "overlap", "--dispatch", "drain"],
         ["--writer", "overlap", "--hdim", "64", "--tasks", "1,2;1", "--dispatch", "ahead"],
+        # one dQ staging buffer (the 80-row Q tile, head_dim 128): one writer, early release
+        ["--dq-buffers", "1"],
+        ["--dq-buffers", "1", "--dispatch", "static", "--tasks", "3"],
+        ["--dq-buffers", "1", "--dispatch", "ahead", "--take-ahead", "1", "--tasks", "2;1;2"],
+        ["--dq-buffers", "1", "--dispatch", "ahead", "--take-ahead", "1", "--tasks", "0;2"],
+        ["--dq-buffers", "1", "--dispatch", "ahead", "--take-ahead", "5"],
+        ["--dq-buffers", "1", "--dispatch", "drain"],
+        ["--dq-buffers", "1", "--tasks", "1,2"],                               # known aliasing (tolerated)
+        ["--dq-buffers", "1", "--tasks", "1,2", "--dispatch", "ahead", "--take-ahead", "1"],
+        ["--dq-buffers", "1", "--tasks", "1,1", "--dispatch", "drain"],
+        ["--dq-buffers", "1", "--threads", "2", "--tasks", "2"],
+        ["--dq-buffers", "1", "--threads", "2", "--tasks", "1;1", "--dispatch", "ahead"],
+        ["--dq-buffers", "1", "--threads", "2", "--tasks", "1,1"],
     ]
     must_fail = [
         # (a) the exit posts without the MMA threads' meeting (head_dim 64, two writers)
@@ -724,6 +798,20 @@ def selftest():
         ["--tasks", "1,2", "--strict"],
         # take-ahead with kv_near_end counted per side (before 8fb5075): a two-sided task
         ["--tasks", "1,2", "--dispatch", "ahead", "--take-ahead", "1", "--near-end-per-side"],
+        # seeded defects of the early release / one staging buffer: the writer arrives on dq_empty
+        # before its wait_group.read (the MMA threads overwrite the buffer the bulk copy reads), or
+        # the MMA threads stage without waiting dq_empty
+        ["--dq-buffers", "1", "--defect", "arrive-before-read"],
+        ["--dq-buffers", "1", "--defect", "arrive-before-read", "--dispatch", "ahead", "--take-ahead", "1",
+         "--tasks", "2;1;2"],
+        ["--dq-buffers", "1", "--defect", "no-dq-empty-wait"],
+        ["--early-release", "--defect", "arrive-before-read", "--dispatch", "static", "--tasks", "3"],
+    ]
+    must_reject = [   # combinations the kernel never runs
+        ["--dq-buffers", "1", "--writers", "2"],
+        ["--dq-buffers", "1", "--writer", "overlap"],
+        ["--dq-buffers", "1", "--hdim", "64"],
+        ["--dq-buffers", "1", "--lanes", "2"],
     ]
     total = 0
     for args in must_pass:
@@ -736,6 +824,14 @@ def selftest():
         total += n
         print(f"  expected a violation: {' '.join(args)} -> {'found' if r != 0 else 'NOT FOUND'}")
         ok &= r != 0
+    for args in must_reject:
+        try:
+            check(args)
+            rejected = False
+        except SystemExit as e:
+            rejected = e.code == 2
+        print(f"  expected a usage error: {' '.join(args)} -> {'rejected' if rejected else 'NOT REJECTED'}")
+        ok &= rejected
     print(f"bwd protocol check: {'OK' if ok else 'FAILED'} ({total} states in all, {time.time() - t0:.1f}s)")
     return 0 if ok else 1
 
