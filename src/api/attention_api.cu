@@ -124,15 +124,16 @@ float resolved_scale(const AttnShape& s) {
 
 size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
-// block_n: kBwdBlockN for the sm80 backward, kBwdSm90BlockN for the sm90 one (block_m is shared).
-TileProblem tile_problem(const AttnShape& s, int block_n = kernels::kBwdBlockN) {
+// block_n: kBwdBlockN for the sm80 backward, kBwdSm90BlockN for the sm90 one; block_m:
+// kBwdBlockM, or kBwdSm90BlockM80 for the sm90 backward's 80-row tiles (bwd_sm90_block_m).
+TileProblem tile_problem(const AttnShape& s, int block_n = kernels::kBwdBlockN, int block_m = kernels::kBwdBlockM) {
   TileProblem tp;
   tp.batch = s.batch;
   tp.heads_q = s.heads_q;
   tp.heads_kv = s.heads_kv;
   tp.seqlen_q = s.seqlen_q;
   tp.seqlen_k = s.seqlen_k;
-  tp.block_m = kernels::kBwdBlockM;
+  tp.block_m = block_m;
   tp.block_n = block_n;
   tp.causal = s.causal;
   return tp;
@@ -202,27 +203,30 @@ bool bwd_uses_sm90(const AttnShape& s) {
 
 void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n) {
   const bool sm90 = bwd_uses_sm90(shape);
-  *block_m = sm90 ? kernels::kBwdSm90BlockM : kernels::kBwdBlockM;
+  *block_m = sm90 ? kernels::bwd_sm90_block_m(shape) : kernels::kBwdBlockM;
   *block_n = sm90 ? kernels::kBwdSm90BlockN : kernels::kBwdBlockN;
 }
 
 size_t attn_bwd_workspace_size(const AttnShape& shape) {
   if (!check_shape(shape).ok()) return 0;
-  return kernels::bwd_workspace_layout(shape, kernels::kBwdBlockM).total;
+  // Enough for either Q tile height (the sm90 80-row tiles pad seqlen_q to a multiple of 80, the
+  // others to 64), so the size does not depend on which kernel attn_bwd picks.
+  return std::max(kernels::bwd_workspace_layout(shape, kernels::kBwdBlockM).total,
+                  kernels::bwd_workspace_layout(shape, kernels::kBwdSm90BlockM80).total);
 }
 
 namespace {
 // The planner for the tile sizes of one backward path (block_n: see tile_problem).
-Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int block_n) {
+Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int block_n, int block_m) {
   // The planner's simulation is cheap but not free: cache per shape.
   static std::mutex mu;
-  static std::map<std::tuple<int, int, int, int, int, int, bool, int, int>, Schedule> cache;
+  static std::map<std::tuple<int, int, int, int, int, int, bool, int, int, int>, Schedule> cache;
   const auto key = std::make_tuple(shape.batch, shape.heads_q, shape.heads_kv, shape.seqlen_q, shape.seqlen_k,
-                                   shape.head_dim, shape.causal, num_sms, block_n);
+                                   shape.head_dim, shape.causal, num_sms, block_n, block_m);
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  const TileProblem tp = tile_problem(shape, block_n);
+  const TileProblem tp = tile_problem(shape, block_n, block_m);
   // The rates of the kernel that runs these tiles (sm80 64x64, sm90 64x128).
   const CostModel cost =
       CostModel::for_shape(shape.head_dim, tp.block_m, tp.block_n, CostParams::for_tiles(tp.block_m, tp.block_n));
@@ -234,10 +238,10 @@ Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int bl
 // CTAs per SM of the backward main kernel, per device and kernel instantiation. The occupancy
 // query costs microseconds of host time on every call otherwise (a training step makes two
 // dozen); the launch still sets the kernel's shared-memory attribute each time.
-cudaError_t cached_bwd_occupancy(bool sm90, const AttnShape& s, int dev, int* per_sm) {
+cudaError_t cached_bwd_occupancy(bool sm90, int block_m, const AttnShape& s, int dev, int* per_sm) {
   static std::mutex mu;
-  static std::map<std::tuple<int, bool, int, int, bool>, int> cache;
-  const auto key = std::make_tuple(dev, sm90, s.head_dim, static_cast<int>(s.dtype), s.causal);
+  static std::map<std::tuple<int, bool, int, int, bool, int>, int> cache;
+  const auto key = std::make_tuple(dev, sm90, s.head_dim, static_cast<int>(s.dtype), s.causal, block_m);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
@@ -246,7 +250,7 @@ cudaError_t cached_bwd_occupancy(bool sm90, const AttnShape& s, int dev, int* pe
       return cudaSuccess;
     }
   }
-  const cudaError_t err = sm90 ? kernels::bwd_main_sm90_occupancy(s.head_dim, s.dtype, s.causal, per_sm)
+  const cudaError_t err = sm90 ? kernels::bwd_main_sm90_occupancy(s.head_dim, s.dtype, s.causal, block_m, per_sm)
                                : kernels::bwd_main_occupancy(s.head_dim, s.dtype, s.causal, per_sm);
   if (err != cudaSuccess) return err;
   std::lock_guard<std::mutex> lock(mu);
@@ -259,7 +263,7 @@ cudaError_t cached_bwd_occupancy(bool sm90, const AttnShape& s, int dev, int* pe
 Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms) {
   int bm = 0, bn = 0;
   bwd_tile_sizes(shape, &bm, &bn);
-  return resolve_auto_schedule_tiles(shape, num_sms, bn);
+  return resolve_auto_schedule_tiles(shape, num_sms, bn, bm);
 }
 
 Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
@@ -317,7 +321,10 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
                                      a.pointers_verified));
   DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false, a.pointers_verified));
 
-  const kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(s, kernels::kBwdBlockM);
+  // The Q tile height of the sm90 path for this shape (80 rows for full masks at head_dim 128); the
+  // workspace layout follows it (re-laid out below if the sm80 kernel runs after all).
+  const int sm90_bm = bwd_uses_sm90(s) ? kernels::bwd_sm90_block_m(s) : kernels::kBwdBlockM;
+  kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(s, sm90_bm);
   if (workspace == nullptr) return make_status(StatusCode::kInvalidArgument, "workspace is null");
   if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0)
     return make_status(StatusCode::kInvalidArgument, "workspace must be 256-byte aligned");
@@ -335,7 +342,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // DASH_BWD_REPACK=1 (draft): the sm90 kernel's Q / dO maps point at the head-major copies the
   // preprocess writes into the workspace ([batch, heads_q, seqlen_q_pad, head_dim]).
   const bool repack = ws.pack_bytes > 0;
-  const int64_t pad_q = (int64_t)((s.seqlen_q + kernels::kBwdBlockM - 1) / kernels::kBwdBlockM) * kernels::kBwdBlockM;
+  const int64_t pad_q = (int64_t)((s.seqlen_q + sm90_bm - 1) / sm90_bm) * sm90_bm;
   const Strides3 pack_stride{(int64_t)s.heads_q * pad_q * s.head_dim, s.head_dim, pad_q * s.head_dim};
   void* q_pack = static_cast<char*>(workspace) + ws.q_pack;
   void* do_pack = static_cast<char*>(workspace) + ws.do_pack;
@@ -343,19 +350,24 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     use_sm90 = kernels::bwd_sm90_prepare(s, repack ? tref(q_pack, pack_stride) : tref(a.q, a.q_stride),
                                          tref(a.k, a.k_stride), tref(a.v, a.v_stride),
                                          repack ? tref(do_pack, pack_stride) : tref(a.dout, a.dout_stride),
-                                         &sm90_maps) == cudaSuccess;
+                                         sm90_bm, &sm90_maps) == cudaSuccess;
   const int block_n = use_sm90 ? kernels::kBwdSm90BlockN : kernels::kBwdBlockN;
+  const int block_m = use_sm90 ? sm90_bm : kernels::kBwdBlockM;
+  if (block_m != sm90_bm) ws = kernels::bwd_workspace_layout(s, block_m);  // the sm80 kernel after all
+  if (workspace_bytes < ws.total)
+    return make_status(StatusCode::kInvalidArgument, "workspace_bytes %zu < required %zu (attn_bwd_workspace_size)",
+                       workspace_bytes, ws.total);
 
   int dev = 0, num_sms = 0, per_sm = 0;
   DASH_CUDA_RETURN(cudaGetDevice(&dev));
   DASH_CUDA_RETURN(kernels::cached_sm_count(dev, &num_sms));
-  DASH_CUDA_RETURN(cached_bwd_occupancy(use_sm90, s, dev, &per_sm));
+  DASH_CUDA_RETURN(cached_bwd_occupancy(use_sm90, block_m, s, dev, &per_sm));
   const int capacity = std::min(num_sms * per_sm, kernels::kMaxBwdCtas);
   if (capacity < 1) return make_status(StatusCode::kInsufficientResources, "backward kernel cannot be resident");
 
   Schedule sched =
-      a.schedule == Schedule::kAuto ? resolve_auto_schedule_tiles(s, capacity, block_n) : a.schedule;
-  const TileProblem tp = tile_problem(s, block_n);
+      a.schedule == Schedule::kAuto ? resolve_auto_schedule_tiles(s, capacity, block_n, block_m) : a.schedule;
+  const TileProblem tp = tile_problem(s, block_n, block_m);
   // DASH_STRIDED_SHIFT=1: the strided starts of shift / symmetric shift (schedule.h), an
   // experiment not yet measured on a GPU; other bits (a pure function of shape and schedule).
   ScheduleModel model = ScheduleModel::make(tp, sched, kernels::env_set_to_one("DASH_STRIDED_SHIFT"));

@@ -72,6 +72,10 @@ namespace dash::kernels {
 namespace {
 
 constexpr int kBM = kBwdSm90BlockM;  // 64 query rows per Q tile
+// The 80-row Q tile (head_dim 128, full masks; docs/bwd-sm90.md, "An 80-row Q tile"): the kernel
+// templates take BM = kBM or kBM80. With BM = 80, S^T / dP^T are m64n80, P^T / dS^T feed 5 k-steps,
+// dQ is computed transposed (dQ^T = K^T dS^T, dS stored non-transposed) and staged in ONE buffer.
+constexpr int kBM80 = kBwdSm90BlockM80;
 constexpr int kBN = kBwdSm90BlockN;  // 128 keys per KV tile (2 MMA warpgroups x 64)
 constexpr int kThreads = 384;
 constexpr int kMmaThreads = 256;
@@ -92,29 +96,40 @@ __device__ int g_bars_layout_printed = 0;  // the barrier layout is printed once
 static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is laid out for kBwdBlockM");
 
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
-template <int D>
+template <int D, int BM = kBM>
 struct Sm90BwdSmem {
+  static_assert(BM == kBM || (BM == kBM80 && D == 128), "64-row tiles, or 80-row tiles at head_dim 128");
   static constexpr int kChunks = D / 64;                               // 64-wide sub-tiles of hdim
   static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * kChunks;  // K or V [128 x D]
-  static constexpr uint32_t kQBytes = sm90::subtile_bytes(kBM) * kChunks;   // Q or dO [64 x D]
-  static constexpr uint32_t kDsBytes = sm90::subtile_bytes(kBN);            // dS^T [128 keys x 64 q]
-  static constexpr uint32_t kDqFloats = kBM * D;                            // one staged dQ tile
+  static constexpr uint32_t kQBytes = sm90::subtile_bytes(BM) * kChunks;    // Q or dO [BM x D]
+  // dS^T [128 keys x 64 q] (BM 64), or dS [80 q x 128 keys] as two [80 x 64] sub-tiles (BM 80: the
+  // K-major B operand of dQ^T = K^T dS^T; sub-tile w = the keys of warpgroup w)
+  static constexpr uint32_t kDsBytes = BM == kBM ? sm90::subtile_bytes(kBN) : 2 * sm90::subtile_bytes(BM);
+  static constexpr uint32_t kDqFloats = BM * D;                             // one staged dQ tile
   static constexpr uint32_t kDqBytes = kDqFloats * 4;
-  static constexpr uint32_t kVecBytes = kBM * 4;                            // LSE or D of one Q tile
+  // Staging buffers of dQ: two (one per writer), one with 80-row tiles (no room for a second;
+  // the single writer then hands the buffer back once its bulk reduce has READ it).
+  static constexpr int kDqBufs = BM == kBM ? 2 : 1;
+  static constexpr uint32_t kVecBytes = BM * 4;                             // LSE or D of one Q tile
+  // Buffer and parity of staged tile number `use` (the MMA side waits dq_empty with phase ^ 1).
+  __device__ static constexpr int dq_buf(int use) { return kDqBufs == 2 ? use & 1 : 0; }
+  __device__ static constexpr uint32_t dq_phase(int use) { return kDqBufs == 2 ? (use >> 1) & 1 : use & 1; }
   static constexpr uint32_t kKOff = 0;
   static constexpr uint32_t kVOff = kKOff + kKVBytes;
   static constexpr uint32_t kQOff = kVOff + kKVBytes;       // [2]
   static constexpr uint32_t kdOOff = kQOff + 2 * kQBytes;   // [2]
   static constexpr uint32_t kDsOff = kdOOff + 2 * kQBytes;  // [2]
   static constexpr uint32_t kDqOff = kDsOff + 2 * kDsBytes; // [2] fp32, fragment order
-  static constexpr uint32_t kLseOff = kDqOff + 2 * kDqBytes;  // [2]
+  static constexpr uint32_t kLseOff = kDqOff + kDqBufs * kDqBytes;  // [2]
   static constexpr uint32_t kDsumOff = kLseOff + 2 * kVecBytes;  // [2]
   static constexpr uint32_t kTotal = kDsumOff + 2 * kVecBytes;
   static constexpr size_t kDynamicBytes = kTotal + sm90::kSwizzleAtomBytes;  // alignment slack
   // Bytes one Q/dO stage delivers (whole TMA boxes; zero-filled rows past seqlen count).
   static constexpr uint32_t kStepTx = 2 * kQBytes + 2 * kVecBytes;
-  static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDqBytes % 1024 == 0,
+  static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDqBytes % 1024 == 0 &&
+                    sm90::subtile_bytes(BM) % 1024 == 0,
                 "sub-tile bases stay 1024-byte aligned");
+  static_assert(kVecBytes % 16 == 0, "LSE / D vectors: 16-byte bulk copies");
   static_assert(kDynamicBytes <= 232448 - 256, "fits the 227 KiB opt-in limit with the static barriers");
 };
 
@@ -177,13 +192,43 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
     *reinterpret_cast<V2*>(dst + (row0 + 8) * p.dq.ss) = Vec2<T>::make(x.z * p.scale, x.w * p.scale);
 }
 
+// The 80-row tile's staging order: dQ^T fragments. dq_accum tile = [WG w (2)][n (10)][thread t (128)]
+// float4: acc[4n..4n+3] of the dQ^T accumulator of warpgroup w (rows = hdim 64w.., columns = the
+// tile's 80 query rows): (d, q), (d, q+1), (d+8, q), (d+8, q+1) with d = 64w + 16(t/32) + (t%32)/4,
+// q = 8n + 2(t%4). Head_dim 128 only.
+template <typename T>
+__global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
+  constexpr int D = 128, kN = kBM80 / 8;
+  constexpr int chunks = kBM80 * D / 4;
+  const int chunk = blockIdx.x * 256 + threadIdx.x;
+  const int h = blockIdx.y, b = blockIdx.z;
+  const TileProblem& tp = p.model.p;
+  const int tile = chunk / chunks, c = chunk % chunks;
+  if (tile >= tp.m_tiles()) return;
+  const int w = c / (kN * 128), n = (c / 128) % kN, t = c % 128;
+  const int d = 64 * w + 16 * (t / 32) + (t % 32) / 4;
+  const int q0 = tile * kBM80 + 8 * n + 2 * (t % 4);
+  const float4 x = *reinterpret_cast<const float4*>(
+      p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D + (int64_t)tile * kBM80 * D + 4 * c);
+  T* dst = static_cast<T*>(p.dq.ptr) + b * p.dq.sb + h * p.dq.sh + d;
+  if (q0 < tp.seqlen_q) {
+    dst[(int64_t)q0 * p.dq.ss] = static_cast<T>(x.x * p.scale);
+    dst[(int64_t)q0 * p.dq.ss + 8] = static_cast<T>(x.z * p.scale);
+  }
+  if (q0 + 1 < tp.seqlen_q) {
+    dst[(int64_t)(q0 + 1) * p.dq.ss] = static_cast<T>(x.y * p.scale);
+    dst[(int64_t)(q0 + 1) * p.dq.ss + 8] = static_cast<T>(x.w * p.scale);
+  }
+}
+
 // NOTES: the schedule model with the tile sizes as compile-time constants. ScheduleModel's
 // q_tile_begin / kv_tile_end divide 64-bit values by block_m / block_n; with run-time tile sizes
 // that is a call to the 64-bit division routine, whose register needs made both the 40-register
 // producer and the MMA code spill. The launcher checks p.model.p.block_{m,n} == kBM / kBN.
+template <int BM = kBM>
 __device__ __forceinline__ ScheduleModel fixed_tiles(const ScheduleModel& m) {
   ScheduleModel r = m;
-  r.p.block_m = kBM;
+  r.p.block_m = BM;
   r.p.block_n = kBN;
   return r;
 }
@@ -201,9 +246,9 @@ __device__ __forceinline__ int lane_id() {
 __device__ __forceinline__ int64_t dq_sem_index(const ScheduleModel& M, int b, int hq, int i) {
   return ((int64_t)b * M.p.heads_q + hq) * M.m + i;
 }
-template <int D>
+template <int D, int BM>
 __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const ScheduleModel& M, int b, int hq, int i) {
-  return p.dq_accum + ((int64_t)b * M.p.heads_q + hq) * p.seqlen_q_pad * D + (int64_t)i * Sm90BwdSmem<D>::kDqFloats;
+  return p.dq_accum + ((int64_t)b * M.p.heads_q + hq) * p.seqlen_q_pad * D + (int64_t)i * Sm90BwdSmem<D, BM>::kDqFloats;
 }
 
 // ---- the dQ writers (warp 9, lane 0; warp 11, lane 0 too with p.dual_writer) -------------------
@@ -217,18 +262,20 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 // __syncwarp: a deadlock. Seen as a hang of the default path (two writers) in the test suite
 // under concurrent load, and in 3 of 4 stress processes with take-ahead. A barrier's waiters
 // must be threads whose own arrivals gate its next phase, or one thread.
-template <int D>
+// One staging buffer (BM 80): one writer, stride 1, and always the early release (the buffer back
+// at `.read`, so that the MMA warps can stage the next tile while this one's adds complete).
+template <int D, int BM>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, const DqMeta* mailbox, int first, int stride) {
-  using L = Sm90BwdSmem<D>;
-  const ScheduleModel M = fixed_tiles(p.model);
+  using L = Sm90BwdSmem<D, BM>;
+  const ScheduleModel M = fixed_tiles<BM>(p.model);
   const bool ordered = M.deterministic() && !p.debug_unordered;
-  const bool early = p.writer_early_release != 0;
+  const bool early = L::kDqBufs == 1 || p.writer_early_release != 0;
   float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
 #pragma unroll 1
   for (int q = first;; q += stride) {
-    const int buf = q & 1;
-    sm90::mbar_wait(&bars.dq_full[buf], (q >> 1) & 1);
+    const int buf = L::dq_buf(q);
+    sm90::mbar_wait(&bars.dq_full[buf], L::dq_phase(q));
     const volatile DqMeta* vm = mailbox + buf;
     const int task = vm->task;
     if (task == kMetaExit) {
@@ -238,7 +285,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
     }
     const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
     int* sem = p.dq_sem + dq_sem_index(M, mb, mhq, mi);
-    float* dst = dq_accum_tile<D>(p, M, mb, mhq, mi);
+    float* dst = dq_accum_tile<D, BM>(p, M, mb, mhq, mi);
     if (ordered) {
       ptx::wait_equal(sem, rank, task, mi, mj);
       // The acquired predecessor's adds must be ordered before our async-proxy adds.
@@ -309,7 +356,7 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
     // Kept as an int (one register fewer in the 40-register warp): < 2^31, one int each in the workspace.
     const int sem_idx = static_cast<int>(dq_sem_index(M, mb, mhq, mi));
     int* sem = p.dq_sem + sem_idx;
-    float* dst = dq_accum_tile<D>(p, M, mb, mhq, mi);
+    float* dst = dq_accum_tile<D, kBM>(p, M, mb, mhq, mi);
     if (ordered) {
       if (owed_sem >= 0 && ptx::ld_acquire_gpu(sem) != rank) finish_owed(q - 1, false);
       ptx::wait_equal(sem, rank, task, mi, mj);
@@ -422,12 +469,12 @@ __device__ __forceinline__ TaskRef read_published_task(Sm90BwdBars& bars, const 
 }
 
 // ---- the loader (warp 8, lane 0) -----------------------------------------------------------------
-template <int D>
+template <int D, int BM>
 __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
                                          const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
                                          Sm90BwdBars& bars, const TaskRef* s_task) {
-  using L = Sm90BwdSmem<D>;
-  const ScheduleModel M = fixed_tiles(p.model);
+  using L = Sm90BwdSmem<D, BM>;
+  const ScheduleModel M = fixed_tiles<BM>(p.model);
   const TileProblem& tp = M.p;
   const int G = tp.q_per_kv();
   const int num_tasks = M.num_tasks();
@@ -466,12 +513,12 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
         sm90::mbar_arrive_expect_tx(full, L::kStepTx);
 #pragma unroll
         for (int c = 0; c < L::kChunks; ++c) {
-          sm90::tma_load_4d(smem + L::kQOff + st * L::kQBytes + c * sm90::subtile_bytes(kBM), tm_q, 64 * c, i * kBM,
+          sm90::tma_load_4d(smem + L::kQOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_q, 64 * c, i * BM,
                             hq, b, full);
-          sm90::tma_load_4d(smem + L::kdOOff + st * L::kQBytes + c * sm90::subtile_bytes(kBM), tm_do, 64 * c,
-                            i * kBM, hq, b, full);
+          sm90::tma_load_4d(smem + L::kdOOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_do, 64 * c,
+                            i * BM, hq, b, full);
         }
-        const int64_t vec = ((int64_t)b * tp.heads_q + hq) * p.seqlen_q_pad + (int64_t)i * kBM;
+        const int64_t vec = ((int64_t)b * tp.heads_q + hq) * p.seqlen_q_pad + (int64_t)i * BM;
         const uint32_t vec_bytes = L::kVecBytes;  // (cp_async_bulk takes the size by reference)
         cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
                                  smem + L::kLseOff + st * L::kVecBytes, p.lse_log2 + vec, vec_bytes, full);
@@ -512,8 +559,9 @@ __device__ __forceinline__ uint64_t sw128_desc_step(uint32_t lo0, uint32_t bytes
 // lse01: the LSE pairs of n = 0 and 1, loaded by the caller before it waits for S^T (the first
 // FFMAs waited on these loads: short-scoreboard stalls, 8% of the MMA warps' samples at bea1336;
 // the gain of this early load was not separable from noise in the a77d6b6 A/B).
-template <bool kMask, bool kCausal, int kFmaEvery>
-__device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, const float2 (&lse01)[2], int key_row0,
+// kNG: 8-column groups of the accumulator (8: m64n64; 10: m64n80, the 80-row tile).
+template <bool kMask, bool kCausal, int kFmaEvery, int kNG = 8>
+__device__ __forceinline__ void compute_p(float (&s)[4 * kNG], const float* sLse, const float2 (&lse01)[2], int key_row0,
                                           int q_row0, int q_lim, int k_lim, int diag, float scale_log2, int quad) {
   // The mask bounds relative to this thread's first row and key (654eaff), through opaque
   // values, so that the 32 predicates are formed here, on boundary tiles only. The
@@ -526,7 +574,7 @@ __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, con
     c_off = static_cast<int>(opaque(static_cast<uint32_t>(q_row0 + diag - key_row0 + 2 * quad)));  // 8 h <= qc0 + c_off
   }
 #pragma unroll
-  for (int n = 0; n < 8; ++n) {
+  for (int n = 0; n < kNG; ++n) {
     const float2 lse2 = n < 2 ? lse01[n] : *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);  // LDS.64
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
@@ -552,11 +600,11 @@ __device__ __forceinline__ void compute_p(float (&s)[32], const float* sLse, con
 // fragments (pf[k][x] packs accumulator entries 8k + 2x, 8k + 2x + 1): the fp32 S^T accumulator
 // is dead before dP^T goes live, which keeps the MMA warpgroups within their registers. PyTorch's
 // bf16 backward (the accuracy yardstick) uses the same rounded P.
-template <typename T>
-__device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)[4][4], const float* sDsum,
+template <typename T, int kKS = 4>
+__device__ __forceinline__ void compute_ds(float (&dp)[8 * kKS], const uint32_t (&pf)[kKS][4], const float* sDsum,
                                            int quad) {
 #pragma unroll
-  for (int idx = 0; idx < 32; ++idx) {
+  for (int idx = 0; idx < 8 * kKS; ++idx) {
     const int n = idx / 4, e = idx % 2;
     const float2 dsum2 = *reinterpret_cast<const float2*>(sDsum + 8 * n + 2 * quad);  // LDS.64 (CSE'd per n)
     const float dsum = e ? dsum2.y : dsum2.x;
@@ -573,7 +621,7 @@ __device__ __forceinline__ void compute_ds(float (&dp)[32], const uint32_t (&pf)
 // MMA warpgroups are no longer in lockstep: one may run up to about a step ahead, its softmax
 // and dS math overlapping the other's GEMMs (as the forward's ping-pong does). Same GEMMs on the
 // same operands in the same order per tile: the same bits as kLag = false.
-template <typename T, int D, bool kCausal, bool kLag>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -582,7 +630,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // computes all 64 columns (one swizzle atom wide), the other one skips GEMM 5.
   static_assert(D == 128 || D == 64, "head_dim 64 or 128");
   static_assert(!kLag || D == 128, "the lagged-dQ draft is written for head_dim 128");
-  using L = Sm90BwdSmem<D>;
+  static_assert(BM == kBM || (D == 128 && !kCausal && !kLag), "80-row tiles: head_dim 128, full masks");
+  using L = Sm90BwdSmem<D, BM>;
+  constexpr bool kT80 = BM == kBM80;  // the 80-row tile (dQ transposed, one staging buffer)
+  constexpr int kAcc = BM / 2;        // S^T / dP^T accumulator registers (m64nBM)
+  constexpr int kKS = BM / 16;        // k-steps of P^T / dS^T in dV / dK
   extern __shared__ __align__(128) uint8_t smem_raw[];  // rounded up to 1024 below
   __shared__ Sm90BwdBars bars;
   __shared__ TaskRef s_task[2];  // ring of 2
@@ -628,25 +680,27 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x >= kMmaThreads) {
     ptx::setmaxnreg_dec<kProducerRegs>();
+    // One staging buffer (80-row tiles): one writer, dq_writer (no overlap draft, no second writer).
+    const bool two_writers = L::kDqBufs == 2 && p.dual_writer;
     if (warp == kProducerWarp) {
-      if (lane == 0) producer<D>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task);
+      if (lane == 0) producer<D, BM>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task);
     } else if (warp == kTaskWarp) {
       if (lane == 0) task_taker(p, bars, s_task, s_reduced);
     } else if (warp == kWriterWarp) {
-      if (p.writer_overlap) {
+      if (L::kDqBufs == 2 && p.writer_overlap) {
         if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, mailbox);
       } else if (lane == 0) {
-        dq_writer<D>(p, smem, bars, s_reduced, mailbox, 0, p.dual_writer ? 2 : 1);
+        dq_writer<D, BM>(p, smem, bars, s_reduced, mailbox, 0, two_writers ? 2 : 1);
       }
-    } else if (warp == kWriterWarp2 && p.dual_writer) {
-      if (lane == 0) dq_writer<D>(p, smem, bars, s_reduced, mailbox, 1, 2);  // the odd tiles (buffer 1)
+    } else if (warp == kWriterWarp2 && two_writers) {
+      if (lane == 0) dq_writer<D, BM>(p, smem, bars, s_reduced, mailbox, 1, 2);  // the odd tiles (buffer 1)
     }
     return;
   }
   ptx::setmaxnreg_inc<kMmaRegs>();
 
   // ------------------------------------------------------------------------ MMA warpgroups
-  const ScheduleModel M = fixed_tiles(p.model);
+  const ScheduleModel M = fixed_tiles<BM>(p.model);
   const TileProblem& tp = M.p;
   const int G = tp.q_per_kv();
   const int num_tasks = M.num_tasks();
@@ -684,17 +738,33 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  sw128_desc_step<1024>(b_lo, kk * sm90::kMNMajorStepBytes), kk > 0 ? 1 : 0);
     ptx::wgmma_commit_group();
   };
+  // GEMM 5 of the 80-row tile (SS): dQ^T[64 wg.., :] = K^T[hdim sub-tile wg, 128 keys] dS^T, m64n80k16
+  // x 8: A = K's hdim sub-tile wg read MN-major (tnspA; the hdim runs along M), B = dS [80 q x 128
+  // keys] K-major (two [80 x 64] sub-tiles: the keys of warpgroup 0, then of warpgroup 1).
+  auto issue_dqt = [&](float (&acc)[kAcc], int ds_buf) {
+    const uint32_t base = opaque(smem_u32);
+    const uint32_t a_lo = sm90::smem_desc_lo(base + L::kKOff + wg * sm90::subtile_bytes(kBN), sm90::subtile_bytes(kBN));
+    const uint32_t b_lo = sm90::smem_desc_lo(base + L::kDsOff + ds_buf * L::kDsBytes, 16);
+    ptx::warpgroup_fence_operand(acc);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; ++kk)
+      ptx::wgmma_ss<BM, 1, 0, T>(acc, sw128_desc_step<1024>(a_lo, kk * sm90::kMNMajorStepBytes),
+                                 sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(BM))), kk > 0 ? 1 : 0);
+    ptx::wgmma_commit_group();
+  };
   // Hands dQ tile number `use` (head_dim 128: this warpgroup's 64 columns, chunk = wg; head_dim
   // 64: the whole tile, chunk 0) to the writer: staging buffer use % 2, free once the writer's
   // reduce of tile use - 2 has completed. Fragment order: float4 (chunk, k, t) = acc[4k..4k+3].
   // Lane 0 of warp meta_warp writes the mailbox slot.
-  auto stage_dq = [&](const float (&acc)[32], int use, const DqMeta& meta, int chunk, int meta_warp) {
-    const int dbuf = use & 1;
-    sm90::mbar_wait(&bars.dq_empty[dbuf], ((use >> 1) & 1) ^ 1);
+  // 80-row tile: acc = this warpgroup's dQ^T accumulator (kAcc = 40: 10 float4), one buffer.
+  auto stage_dq = [&](const float (&acc)[kAcc], int use, const DqMeta& meta, int chunk, int meta_warp) {
+    const int dbuf = L::dq_buf(use);
+    sm90::mbar_wait(&bars.dq_empty[dbuf], L::dq_phase(use) ^ 1);
     float* stage = sDqStage + dbuf * L::kDqFloats;
 #pragma unroll
-    for (int k = 0; k < 8; ++k)
-      *reinterpret_cast<float4*>(stage + ((chunk * 8 + k) * 128 + t) * 4) =
+    for (int k = 0; k < kAcc / 4; ++k)
+      *reinterpret_cast<float4*>(stage + ((chunk * (kAcc / 4) + k) * 128 + t) * 4) =
           make_float4(acc[4 * k], acc[4 * k + 1], acc[4 * k + 2], acc[4 * k + 3]);
     if (warp == meta_warp && lane_id() == 0) mailbox[dbuf] = meta;
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
@@ -711,11 +781,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // kLag: the dQ GEMM of step `use` (both dS^T halves stored: ds_full), then, once retired, the
   // dS^T buffer freed (ds_empty) and the partial handed to the writer. The lagged step is always
   // step_use - 1 of the same side; its Q tile and query head are kept in prev_i / prev_hq.
-  auto issue_lagged_dq = [&](float (&acc)[32], int use) {
+  auto issue_lagged_dq = [&](auto& acc, int use) {
     sm90::mbar_wait(&bars.ds_full[use & 1], (use >> 1) & 1);
     issue_dq(acc, use & 1, wg);
   };
-  auto finish_lagged_dq = [&](float (&acc)[32], int use, const DqMeta& meta) {
+  auto finish_lagged_dq = [&](auto& acc, int use, const DqMeta& meta) {
     ptx::warpgroup_fence_operand(acc);
     cuda::ptx::mbarrier_arrive(&bars.ds_empty[use & 1]);  // every MMA thread
     stage_dq(acc, use, meta, wg, 0);
@@ -724,7 +794,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // DRAFT (p.early_dv; not with kLag, which orders its GEMMs itself): issue dV = P^T dO as soon as
   // P^T is in registers, before waiting for dP^T, so that the tensor cores work under the dS math
   // (both warpgroups reach it together). Same GEMMs, same operands, same order per accumulator.
-  const bool early_dv = !kLag && p.early_dv != 0;
+  // Not with the 80-row tile either (dP^T is issued after P^T there; the P^T copy would not fit).
+  const bool early_dv = !kLag && !kT80 && p.early_dv != 0;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const TaskRef tr = read_published_task(bars, s_task, it);
@@ -771,69 +842,80 @@ __global__ void __launch_bounds__(kThreads, 1)
         // dP^T = V_w dO^T (SS, both K-major, D/16 k-steps each). P^T is computed from S^T while
         // the tensor cores still run dP^T (wait_group 1: groups retire in order), dS^T after.
         // Register peak: dK + dV (128) + both fp32 accumulators (64) + the P^T fragments (16).
-        auto kmajor_issue = [&](float (&acc)[32], uint32_t a_rows, uint32_t b_rows) {
+        auto kmajor_issue = [&](float (&acc)[kAcc], uint32_t a_rows, uint32_t b_rows) {
           const uint32_t a_lo = sm90::smem_desc_lo(a_rows, 16), b_lo = sm90::smem_desc_lo(b_rows, 16);
           ptx::warpgroup_fence_operand(acc);
 #pragma unroll
           for (int kk = 0; kk < D / 16; ++kk)
-            ptx::wgmma_ss<64, 0, 0, T>(acc, sw128_desc_step<1024>(a_lo, kstep(kk, sm90::subtile_bytes(kBN))),
-                                       sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(kBM))), kk > 0 ? 1 : 0);
+            ptx::wgmma_ss<BM, 0, 0, T>(acc, sw128_desc_step<1024>(a_lo, kstep(kk, sm90::subtile_bytes(kBN))),
+                                       sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(BM))), kk > 0 ? 1 : 0);
           ptx::wgmma_commit_group();
         };
         // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q; B = dO / Q MN-major (hdim chunks 8 KiB
         // apart). One commit group each.
-        auto issue_rs = [&](float (&acc)[D / 2], uint32_t (&frag)[4][4], uint32_t b_off) {
-          constexpr uint32_t kLbo = sm90::subtile_bytes(kBM);  // hdim chunks of dO / Q, 8 KiB apart
+        auto issue_rs = [&](float (&acc)[D / 2], uint32_t (&frag)[kKS][4], uint32_t b_off) {
+          constexpr uint32_t kLbo = sm90::subtile_bytes(BM);  // hdim chunks of dO / Q, 8 KiB apart (10 at BM 80)
           const uint32_t b_lo = sm90::smem_desc_lo(opaque(smem_u32) + b_off + st * L::kQBytes, kLbo);
           ptx::warpgroup_fence_operand(acc);
 #pragma unroll
-          for (int k = 0; k < 4; ++k) ptx::warpgroup_fence_operand(frag[k]);
+          for (int k = 0; k < kKS; ++k) ptx::warpgroup_fence_operand(frag[k]);
           ptx::wgmma_fence();
 #pragma unroll
-          for (int k = 0; k < 4; ++k)
+          for (int k = 0; k < kKS; ++k)
             ptx::wgmma_rs<D, 1, T>(acc, frag[k], sw128_desc_step<1024>(b_lo, k * sm90::kMNMajorStepBytes), 1);
           ptx::wgmma_commit_group();
         };
-        uint32_t pf[4][4], df[4][4];
+        uint32_t pf[kKS][4], df[kKS][4];
         // hdim 128: the step's integer work that depends on i (the mask test, the dQ rank) uses
         // i_late, a copy made after the S^T / dP^T issue (opaque): otherwise the compiler hoists
         // it to the top of the step, where the tensor cores are idle.
         int i_late = i;
         {
-          float sacc[32], dpacc[32];
+          float sacc[kAcc], dpacc[kAcc];
           ptx::wgmma_fence();
           {
             const uint32_t base0 = opaque(smem_u32);
             kmajor_issue(sacc, base0 + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base0 + L::kQOff + st * L::kQBytes);
           }
-          {
+          // 80-row tile: dP^T is issued after P^T is packed (below): the S^T and dP^T accumulators
+          // (2 x 40) live together with dK and dV did not fit the 232 registers (ptxas spilled
+          // and serialized the wgmma).
+          auto issue_dp = [&]() {
             const uint32_t base1 = opaque(smem_u32);
             kmajor_issue(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::kdOOff + st * L::kQBytes);
-          }
+          };
+          if constexpr (!kT80) issue_dp();
           // Next step's Q tile (last query head of the group: the t_step loop moves on after it),
           // pinned here by the asm barrier so that it is computed while S^T and dP^T run.
-          if (D == 128 && g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
+          // (80-row tile: after the dP^T issue below; here, with S^T retired before P^T, ptxas
+          // spilled the S^T accumulator around the visit's branches.)
+          if (D == 128 && !kT80 && g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
           if constexpr (D == 128) i_late = static_cast<int>(opaque(static_cast<uint32_t>(i)));
           float2 lse01[2];  // under the GEMMs (all 8 pairs here spilled)
 #pragma unroll
           for (int n = 0; n < 2; ++n) lse01[n] = *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);
-          ptx::wgmma_wait_group<1>();
+          ptx::wgmma_wait_group<kT80 ? 0 : 1>();
           ptx::warpgroup_fence_operand(sacc);
-          const int q_row0 = i_late * kBM;
-          const bool interior = q_row0 + kBM <= tp.seqlen_q && (j + 1) * kBN <= tp.seqlen_k &&
+          const int q_row0 = i_late * BM;
+          const bool interior = q_row0 + BM <= tp.seqlen_q && (j + 1) * kBN <= tp.seqlen_k &&
                                 (!kCausal || (j + 1) * kBN - 1 <= q_row0 + diag);
           if (interior)
-            compute_p<false, kCausal, ptx::bwd_exp2_fma_every(D)>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
+            compute_p<false, kCausal, ptx::bwd_exp2_fma_every(D), kAcc / 4>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
           else
-            compute_p<true, kCausal, ptx::bwd_exp2_fma_every(D)>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
+            compute_p<true, kCausal, ptx::bwd_exp2_fma_every(D), kAcc / 4>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
 #pragma unroll
-          for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(sacc, k, pf[k]);
+          for (int k = 0; k < kKS; ++k) sm90::acc_to_a_frag<T>(sacc, k, pf[k]);
+          if constexpr (kT80) {
+            ptx::wgmma_fence();
+            issue_dp();
+            if (g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
+          }
           if (early_dv) {  // DRAFT (p.early_dv), CTA-uniform: dV's GEMM runs under the dS math
             // compute_ds reads P^T from a copy: the in-flight dV wgmma owns pf until it retires
             // (PTX: its A registers must not be accessed before the wait). Same values: same bits.
-            uint32_t pc[4][4];
+            uint32_t pc[kKS][4];
 #pragma unroll
-            for (int k = 0; k < 4; ++k)
+            for (int k = 0; k < kKS; ++k)
 #pragma unroll
               for (int x = 0; x < 4; ++x) pc[k][x] = opaque(pf[k][x]);  // a distinct register
             issue_rs(dv, pf, L::kdOOff);
@@ -846,7 +928,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             compute_ds<T>(dpacc, pf, sDsum, quad);
           }
 #pragma unroll
-          for (int k = 0; k < 4; ++k) sm90::acc_to_a_frag<T>(dpacc, k, df[k]);
+          for (int k = 0; k < kKS; ++k) sm90::acc_to_a_frag<T>(dpacc, k, df[k]);
         }
         // dS^T -> smem, [128 keys x 64 q] swizzled (the MN-major A operand of dQ = dS K):
         // fragment df[k][x] holds (key_local + 8 (x % 2), query rows 16k + 8 (x / 2) + 2 quad + {0, 1}).
@@ -858,7 +940,19 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
         // One stmatrix.x4 per k: matrix x = df[k][x] (keys + 8 (x % 2), 16-byte chunk 2k + x / 2);
         // lane 8m + r gives the address of row r of matrix m: key 64 wg + 16 wq + 8 (m % 2) + r.
-        {
+        if constexpr (kT80) {
+          // 80-row tile: dS (not transposed) into sub-tile wg of the buffer, [80 q x 64 keys]
+          // swizzled, with stmatrix .trans: matrix x = df[k][x] (keys 16 wq + 8 (x % 2) + 0..7,
+          // queries 16k + 8 (x / 2) + 0..7) lands transposed; lane 8m + r gives the address of
+          // query row 16k + 8 (m / 2) + r, keys 16 wq + 8 (m % 2) .. (16-byte chunk 2 wq + m % 2).
+          const uint32_t m = opaque(static_cast<uint32_t>(lane / 8)), r = lane % 8;
+          const uint32_t row_addr = opaque(smem_u32) + L::kDsOff + (step_use & 1) * L::kDsBytes +
+                                    wg * sm90::subtile_bytes(BM) + (8 * (m / 2) + r) * sm90::kSwizzleBytes +
+                                    (((2 * wq + m % 2) ^ r) << 4);
+#pragma unroll
+          for (int k = 0; k < kKS; ++k)
+            ptx::stmatrix_x4_trans(row_addr + 16 * k * sm90::kSwizzleBytes, df[k][0], df[k][1], df[k][2], df[k][3]);
+        } else {
           // From opaque values: computed here, not hoisted out of the step loop and kept live.
           const uint32_t m = opaque(static_cast<uint32_t>(lane / 8)), r = lane % 8;
           const uint32_t row_addr = opaque(smem_u32) + L::kDsOff + (step_use & 1) * L::kDsBytes +
@@ -878,7 +972,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::warpgroup_fence_operand(dv);
           ptx::warpgroup_fence_operand(dk);
 #pragma unroll
-          for (int k = 0; k < 4; ++k) {
+          for (int k = 0; k < kKS; ++k) {
             ptx::warpgroup_fence_operand(pf[k]);
             ptx::warpgroup_fence_operand(df[k]);
           }
@@ -905,6 +999,23 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (have_prev) finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
           prev_i = i;
           prev_hq = hq;
+        } else if constexpr (kT80) {
+          // 80-row tile: dV and dK, (named barrier: both halves of dS stored and fenced) all
+          // retired, then dQ^T = K^T dS^T alone and its staging. With the dQ^T GEMM in flight
+          // together with dK (the 64-row order), ptxas serialized every wgmma of the kernel
+          // (C7512: 40 dQ^T accumulators + dK's fragments + dK + dV did not fit).
+          issue_rs(dv, pf, L::kdOOff);
+          issue_rs(dk, df, L::kQOff);
+          ptx::named_bar_sync(kBarDs, kMmaThreads);
+          const int rank = warp == 0 ? rank_of(i_late, j) : 0;  // under dV / dK
+          retire_all();
+          // Q, dO, LSE, D of this stage are consumed (the dQ^T GEMM reads K and dS).
+          cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
+          float dqacc[kAcc];
+          issue_dqt(dqacc, step_use & 1);  // this warpgroup's 64 hdim rows of dQ^T
+          ptx::wgmma_wait_group<0>();
+          ptx::warpgroup_fence_operand(dqacc);
+          stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
         } else if constexpr (D == 128) {
           // Order of the tensor-core work: dV; (named barrier: both warpgroups' dS^T stored and
           // fenced) dQ[:, 64 wg .. 64 wg + 63] = dS K[:, 64 wg ..]; dK. Commit groups retire in
@@ -1004,41 +1115,45 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncwarp();  // reconverged after the per-thread epilogue stores (synccheck: no divergent arrival)
   ptx::named_bar_sync(kBarDs, kMmaThreads);
 #pragma unroll 1
-  for (int use = step_use; use <= step_use + (p.dual_writer ? 1 : 0); ++use) {
-    const int dbuf = use & 1;
-    sm90::mbar_wait(&bars.dq_empty[dbuf], ((use >> 1) & 1) ^ 1);
+  for (int use = step_use; use <= step_use + (L::kDqBufs == 2 && p.dual_writer ? 1 : 0); ++use) {
+    const int dbuf = L::dq_buf(use);
+    sm90::mbar_wait(&bars.dq_empty[dbuf], L::dq_phase(use) ^ 1);
     if (threadIdx.x == 0) mailbox[dbuf] = DqMeta{0, 0, 0, 0, kMetaExit, 0, {0, 0}};
     cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
   }
 }
 
-template <typename T, int D, bool kCausal, bool kLag>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM>
 cudaError_t set_smem_attr() {
-  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(Sm90BwdSmem<D>::kDynamicBytes));
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(Sm90BwdSmem<D, BM>::kDynamicBytes));
 }
 
-template <typename T, int D, bool kCausal, bool kLag>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, kLag>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM>();
   if (err != cudaSuccess) return err;
-  attn_bwd_sm90_main<T, D, kCausal, kLag><<<num_ctas, kThreads, Sm90BwdSmem<D>::kDynamicBytes, stream>>>(
+  attn_bwd_sm90_main<T, D, kCausal, kLag, BM><<<num_ctas, kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes, stream>>>(
       maps.q, maps.k, maps.v, maps.dout, p);
   return cudaGetLastError();
 }
 
-// Both variants have the same shared memory and launch bounds: one occupancy for both.
-template <typename T, int D, bool kCausal>
+// The lagged variant has the same shared memory and launch bounds as the default one: one
+// occupancy for both; the 80-row tile has its own.
+template <typename T, int D, bool kCausal, int BM = kBM>
 cudaError_t occupancy(int* ctas_per_sm) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, false>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, false, BM>();
   if (err != cudaSuccess) return err;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<T, D, kCausal, false>,
-                                                       kThreads, Sm90BwdSmem<D>::kDynamicBytes);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<T, D, kCausal, false, BM>,
+                                                       kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes);
 }
 
 template <typename T, int D, bool C>
 struct MainLauncher {
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
+    if constexpr (D == 128 && !C) {
+      if (p.model.p.block_m == kBM80) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
+    }
     // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
     if constexpr (D == 128) {
       if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
@@ -1048,14 +1163,25 @@ struct MainLauncher {
 };
 template <typename T, int D, bool C>
 struct OccupancyQuery {
-  static cudaError_t run(int* ctas_per_sm) { return occupancy<T, D, C>(ctas_per_sm); }
+  static cudaError_t run(int block_m, int* ctas_per_sm) {
+    if constexpr (D == 128 && !C) {
+      if (block_m == kBM80) return occupancy<T, D, C, kBM80>(ctas_per_sm);
+    }
+    return occupancy<T, D, C>(ctas_per_sm);
+  }
 };
 template <typename T, int D, bool C>
 struct PostLauncher {
   static cudaError_t run(const BwdKernelParams& p, cudaStream_t stream) {
     const TileProblem& tp = p.model.p;
-    const int chunks = tp.m_tiles() * kBM * D / 4;
+    const int chunks = tp.m_tiles() * tp.block_m * D / 4;
     const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
+    if constexpr (D == 128) {
+      if (tp.block_m == kBM80) {
+        attn_bwd_postprocess_sm90_bm80<T><<<grid, 256, 0, stream>>>(p);
+        return cudaGetLastError();
+      }
+    }
     attn_bwd_postprocess_sm90<T><<<grid, 256, 0, stream>>>(p, D);
     return cudaGetLastError();
   }
@@ -1064,14 +1190,15 @@ struct PostLauncher {
 }  // namespace
 
 cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const TensorRef& k, const TensorRef& v,
-                             const TensorRef& dout, BwdSm90Maps* maps) {
+                             const TensorRef& dout, int block_m, BwdSm90Maps* maps) {
   if (!bwd_sm90_covers(s.dtype, s.head_dim)) return cudaErrorNotSupported;
+  if (block_m != kBM && !(block_m == kBM80 && bwd_sm90_has_bm80(s))) return cudaErrorNotSupported;
   if (!current_device_is_sm90()) return cudaErrorNotSupported;  // sm_90a code only
   const Strides3 sq{q.sb, q.ss, q.sh}, sk{k.sb, k.ss, k.sh}, sv{v.sb, v.ss, v.sh}, sd{dout.sb, dout.ss, dout.sh};
   const DType dt = s.dtype;
   // A stride the TMA cannot express is "not supported": the caller uses the sm80 kernel.
-  if (!make_tma_desc_4d(&maps->q, dt, q.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sq, kBM).ok() ||
-      !make_tma_desc_4d(&maps->dout, dt, dout.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sd, kBM).ok() ||
+  if (!make_tma_desc_4d(&maps->q, dt, q.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sq, block_m).ok() ||
+      !make_tma_desc_4d(&maps->dout, dt, dout.ptr, s.batch, s.seqlen_q, s.heads_q, s.head_dim, sd, block_m).ok() ||
       !make_tma_desc_4d(&maps->k, dt, k.ptr, s.batch, s.seqlen_k, s.heads_kv, s.head_dim, sk, kBN).ok() ||
       !make_tma_desc_4d(&maps->v, dt, v.ptr, s.batch, s.seqlen_k, s.heads_kv, s.head_dim, sv, kBN).ok())
     return cudaErrorNotSupported;
@@ -1080,8 +1207,10 @@ cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const Tenso
 
 cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim, DType dtype,
                                  bool causal, int num_ctas, cudaStream_t stream) {
-  if (p.model.p.block_m != kBM || p.model.p.block_n != kBN) return cudaErrorNotSupported;
+  if (p.model.p.block_n != kBN) return cudaErrorNotSupported;
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
+  const int bm = p.model.p.block_m;
+  if (bm != kBM && !(bm == kBM80 && head_dim == 128 && !causal)) return cudaErrorNotSupported;
   return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }
 
@@ -1090,9 +1219,9 @@ cudaError_t launch_bwd_postprocess_sm90(const BwdKernelParams& p, int head_dim, 
   return dispatch<PostLauncher>(dtype, head_dim, false, p, stream);
 }
 
-cudaError_t bwd_main_sm90_occupancy(int head_dim, DType dtype, bool causal, int* ctas_per_sm) {
+cudaError_t bwd_main_sm90_occupancy(int head_dim, DType dtype, bool causal, int block_m, int* ctas_per_sm) {
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
-  return dispatch<OccupancyQuery>(dtype, head_dim, causal, ctas_per_sm);
+  return dispatch<OccupancyQuery>(dtype, head_dim, causal, block_m, ctas_per_sm);
 }
 
 }  // namespace dash::kernels

@@ -183,10 +183,25 @@ constexpr int kFwdBlockM = 64;
 constexpr int kFwdBlockN = 64;
 
 // ---- Hopper backward (attn_bwd_sm90.cu), the default where it applies (DASH_BWD_SM90=0 disables). ----
-// Same Q tile height as the sm80 kernel (so the workspace layout is shared), 128-key KV tiles.
+// Same Q tile height as the sm80 kernel by default, 128-key KV tiles; 80-row Q tiles for full
+// masks at head_dim 128 (bwd_sm90_block_m). The workspace layout follows the tile height
+// (bwd_workspace_layout(shape, block_m)); attn_bwd_workspace_size covers both.
 constexpr int kBwdSm90BlockM = 64;
+constexpr int kBwdSm90BlockM80 = 80;
 constexpr int kBwdSm90BlockN = 128;
-static_assert(kBwdSm90BlockM == kBwdBlockM, "bwd_workspace_layout is shared by both backward paths");
+static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm80 workspace layout");
+// Whether the sm90 backward has the 80-row Q tile variant for this case: head_dim 128, full mask
+// (causal keeps 64-row tiles, as FlashAttention-3 does), not the lagged-dQ draft.
+inline bool bwd_sm90_has_bm80(const AttnShape& s) {
+  return s.head_dim == 128 && !s.causal && !bwd_lagged_dq_enabled();
+}
+// The Q tile height of the sm90 backward for `s`: 80 where the variant exists, unless
+// DASH_BWD_SM90_BLOCK_M=64 (read on every call: set it before attn_bwd_workspace_size).
+inline int bwd_sm90_block_m(const AttnShape& s) {
+  const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
+  const bool force64 = e != nullptr && std::strcmp(e, "64") == 0;
+  return bwd_sm90_has_bm80(s) && !force64 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
+}
 struct BwdSm90Maps {
   CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle
 };
@@ -197,13 +212,16 @@ inline bool bwd_sm90_covers(DType dtype, int head_dim) {
 }
 // cudaErrorNotSupported (nothing encoded) unless: bwd_sm90_covers(dtype, head_dim), a compute
 // capability 9.0 device, and strides a TMA map can express. Then `maps` holds the four tensor maps.
+// block_m: the Q tile height of the launch (kBwdSm90BlockM, or kBwdSm90BlockM80 where
+// bwd_sm90_has_bm80); it is the TMA box height of Q and dO.
 cudaError_t bwd_sm90_prepare(const AttnShape& shape, const TensorRef& q, const TensorRef& k,
-                             const TensorRef& v, const TensorRef& dout, BwdSm90Maps* maps);
-// p.model must be built with block_m = kBwdSm90BlockM, block_n = kBwdSm90BlockN.
+                             const TensorRef& v, const TensorRef& dout, int block_m, BwdSm90Maps* maps);
+// p.model must be built with block_m = kBwdSm90BlockM (or kBwdSm90BlockM80, head_dim 128, full
+// mask), block_n = kBwdSm90BlockN.
 cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim, DType dtype,
                                  bool causal, int num_ctas, cudaStream_t stream);
 // dQ = scale * dq_accum for the sm90 staging order (the sm80 postprocess expects another order).
 cudaError_t launch_bwd_postprocess_sm90(const BwdKernelParams& p, int head_dim, DType dtype, cudaStream_t stream);
-cudaError_t bwd_main_sm90_occupancy(int head_dim, DType dtype, bool causal, int* ctas_per_sm);
+cudaError_t bwd_main_sm90_occupancy(int head_dim, DType dtype, bool causal, int block_m, int* ctas_per_sm);
 
 }  // namespace dash::kernels

@@ -50,8 +50,8 @@ bool is_sm90() {
 struct MailboxSlot {
   int b, hq, i, j, task, rank, pad[2];
 };
-int q_tiles(const Problem& pr) { return (pr.shape.seqlen_q + kernels::kBwdBlockM - 1) / kernels::kBwdBlockM; }
-size_t dq_tiles(const Problem& pr) { return (size_t)pr.shape.batch * pr.shape.heads_q * q_tiles(pr); }
+int q_tiles(const Problem& pr, int block_m) { return (pr.shape.seqlen_q + block_m - 1) / block_m; }
+size_t dq_tiles(const Problem& pr, int block_m) { return (size_t)pr.shape.batch * pr.shape.heads_q * q_tiles(pr, block_m); }
 // Set up before the launch (host-pinned buffers, a stream that does not wait for the legacy
 // default stream): nothing that might block is called once the kernel may hang.
 struct Watchdog {
@@ -96,9 +96,9 @@ void watch_for_hang(const Problem& pr, const AttnBwdParams& p, const BwdLaunchIn
       continue;
     }
     const bool sm90 = info.block_n == kernels::kBwdSm90BlockN;
-    const kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(pr.shape, kernels::kBwdBlockM);
-    const int m_tiles = q_tiles(pr);
-    const size_t n_sem = dq_tiles(pr);
+    const kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(pr.shape, info.block_m);
+    const int m_tiles = q_tiles(pr, info.block_m);
+    const size_t n_sem = dq_tiles(pr, info.block_m);
     int* counter = w.host;
     MailboxSlot* mail = reinterpret_cast<MailboxSlot*>(w.host + 1);
     int* sem = w.host + 1 + 2 * kernels::kMaxBwdCtas * sizeof(MailboxSlot) / sizeof(int);
@@ -150,7 +150,7 @@ void watch_for_hang(const Problem& pr, const AttnBwdParams& p, const BwdLaunchIn
 Status run_sm90_bwd(Problem& pr, const AttnBwdParams& p, BwdLaunchInfo* info, cudaStream_t stream = nullptr) {
   ScopedEnv env("DASH_BWD_SM90", "1");
   pr.poison_grads();
-  const bool armed = Watchdog::get().arm(dq_tiles(pr));
+  const bool armed = Watchdog::get().arm(dq_tiles(pr, kernels::kBwdBlockM));  // 64-row tiles: the most semaphores
   BwdLaunchInfo local;
   BwdLaunchInfo* li = info != nullptr ? info : &local;
   const Status st = pr.backward(p, stream, li);
@@ -231,13 +231,20 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   ASSERT_TRUE(st.ok()) << st.message;
   CUDA_OK(cudaDeviceSynchronize());
 
-  BwdLaunchInfo info;
-  st = run_sm90_bwd(pr, pr.bwd_params(c.schedule), &info);
-  ASSERT_TRUE(st.ok()) << st.message;
-  CUDA_OK(cudaGetLastError());
-  ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
-  ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM);
-  check_grads(pr, c, r, info);
+  // Full masks at head_dim 128 run 80-row Q tiles by default; the 64-row tiles stay selectable
+  // (DASH_BWD_SM90_BLOCK_M=64) and are checked too.
+  const bool has80 = c.spec.head_dim == 128 && !c.spec.causal;
+  for (const char* bm_env : {static_cast<const char*>(nullptr), "64"}) {
+    if (bm_env != nullptr && !has80) continue;
+    ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
+    BwdLaunchInfo info;
+    st = run_sm90_bwd(pr, pr.bwd_params(c.schedule), &info);
+    ASSERT_TRUE(st.ok()) << st.message;
+    CUDA_OK(cudaGetLastError());
+    ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
+    ASSERT_EQ(info.block_m, has80 && bm_env == nullptr ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
+    check_grads(pr, c, r, info);
+  }
 }
 
 std::vector<Sm90Case> accuracy_cases() {
@@ -302,7 +309,8 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
   {  // The public tile query reports the tiles of the kernel that ran.
     int bm = 0, bn = 0;
     bwd_tile_sizes(pr.shape, &bm, &bn);
-    EXPECT_EQ(bm, kernels::kBwdSm90BlockM);
+    EXPECT_EQ(bm, c.head_dim == 128 && !c.causal ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
+    EXPECT_EQ(bm, info.block_m);
     EXPECT_EQ(bn, kernels::kBwdSm90BlockN);
   }
 }
@@ -684,35 +692,43 @@ namespace {
 
 // Host only (runs without a GPU): the repack draft's workspace sections are sized for Q and dO
 // in head-major order, lie after the range zeroed before every backward, and appear only with
-// DASH_BWD_REPACK=1; attn_bwd_workspace_size follows the switch.
+// DASH_BWD_REPACK=1, for both Q tile heights (64 rows; the sm90 80-row tiles); and
+// attn_bwd_workspace_size covers the larger of the two layouts, following the switch.
 TEST(BwdWorkspace, RepackSectionsOnlyWithTheSwitchAndOutsideTheZeroedRange) {
   AttnShape s;
   s.batch = 2; s.seqlen_q = 1000; s.seqlen_k = 700; s.heads_q = 8; s.heads_kv = 2; s.head_dim = 128;
   s.dtype = DType::kBF16;
-  const size_t rows = (size_t)s.batch * s.heads_q * 1024;  // seqlen_q padded to the 64-row Q tiles
-  kernels::BwdWorkspace off, on;
-  size_t size_off = 0, size_on = 0;
-  {
-    ScopedEnv e("DASH_BWD_REPACK", nullptr);
-    off = kernels::bwd_workspace_layout(s, kernels::kBwdBlockM);
-    size_off = attn_bwd_workspace_size(s);
+  for (auto [bm, pad] : {std::pair{kernels::kBwdBlockM, 1024}, std::pair{kernels::kBwdSm90BlockM80, 1040}}) {
+    const size_t rows = (size_t)s.batch * s.heads_q * pad;  // seqlen_q padded to the Q tiles
+    kernels::BwdWorkspace off, on;
+    size_t size_off = 0, size_on = 0, other_off = 0, other_on = 0;
+    const int other = bm == kernels::kBwdBlockM ? kernels::kBwdSm90BlockM80 : kernels::kBwdBlockM;
+    {
+      ScopedEnv e("DASH_BWD_REPACK", nullptr);
+      off = kernels::bwd_workspace_layout(s, bm);
+      other_off = kernels::bwd_workspace_layout(s, other).total;
+      size_off = attn_bwd_workspace_size(s);
+    }
+    {
+      ScopedEnv e("DASH_BWD_REPACK", "1");
+      on = kernels::bwd_workspace_layout(s, bm);
+      other_on = kernels::bwd_workspace_layout(s, other).total;
+      size_on = attn_bwd_workspace_size(s);
+    }
+    SCOPED_TRACE("block_m " + std::to_string(bm));
+    EXPECT_EQ(off.pack_bytes, 0u);
+    EXPECT_EQ(std::max(off.total, other_off), size_off);
+    EXPECT_EQ(on.pack_bytes, rows * s.head_dim * 2);
+    EXPECT_EQ(std::max(on.total, other_on), size_on);
+    EXPECT_EQ(on.total, off.total + 2 * on.pack_bytes);
+    EXPECT_EQ(off.dq_accum + rows * s.head_dim * sizeof(float), off.dq_sem) << "dQ accumulator of the padded rows";
+    EXPECT_EQ(on.zero_begin, off.zero_begin);
+    EXPECT_EQ(on.zero_bytes, off.zero_bytes) << "the pack buffers must not be zeroed every call";
+    EXPECT_GE(on.q_pack, on.zero_begin + on.zero_bytes);
+    EXPECT_EQ(on.do_pack, on.q_pack + on.pack_bytes);
+    EXPECT_EQ(on.q_pack % 256, 0u);
+    EXPECT_EQ(on.do_pack + on.pack_bytes, on.total);
   }
-  {
-    ScopedEnv e("DASH_BWD_REPACK", "1");
-    on = kernels::bwd_workspace_layout(s, kernels::kBwdBlockM);
-    size_on = attn_bwd_workspace_size(s);
-  }
-  EXPECT_EQ(off.pack_bytes, 0u);
-  EXPECT_EQ(off.total, size_off);
-  EXPECT_EQ(on.pack_bytes, rows * s.head_dim * 2);
-  EXPECT_EQ(on.total, size_on);
-  EXPECT_EQ(size_on, size_off + 2 * on.pack_bytes);
-  EXPECT_EQ(on.zero_begin, off.zero_begin);
-  EXPECT_EQ(on.zero_bytes, off.zero_bytes) << "the pack buffers must not be zeroed every call";
-  EXPECT_GE(on.q_pack, on.zero_begin + on.zero_bytes);
-  EXPECT_EQ(on.do_pack, on.q_pack + on.pack_bytes);
-  EXPECT_EQ(on.q_pack % 256, 0u);
-  EXPECT_EQ(on.do_pack + on.pack_bytes, on.total);
 }
 
 }  // namespace

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# GPU machine, one call (thirteenth session): the 80-row Q tile of the hdim 128 backward (full
+# masks) against the 64-row kernel. Prebuilt binaries in bins.tgz: bins/base (the previous commit)
+# and bins/new (this one); bm64 = the new binary with DASH_BWD_SM90_BLOCK_M=64 (the 64-row tiles
+# of this build: same bits as base expected, and ~ the same speed).
+# 1. GPU tests of `new` (TEST_FILTER, default: the backward suites and the sm90 primitives) with
+#    the sanitizers (SANITIZE=1 default);
+# 2. A/B base / new / bm64 interleaved (ROUNDS, HDIMS, SCHEDULES);
+# 3. bits: base == bm64 on every deterministic row; new equal to itself over the rounds.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUT:-$PWD/gpu-bm80-logs}; mkdir -p "$OUT"
+[ -d bins ] || tar xzf bins.tgz
+mkdir -p bins/bm64
+printf '#!/bin/sh\nDASH_BWD_SM90_BLOCK_M=64 exec "%s" "$@"\n' "$PWD/bins/new/dash-attn" > bins/bm64/dash-attn
+chmod +x bins/bm64/dash-attn
+TEST_FILTER=${TEST_FILTER:-'*BwdSm90*:*Determinism*:*DualWriter*:Sm90Primitives*:BwdWorkspace*'} SANITIZE=${SANITIZE:-1} \
+  BINS="base=bins/base/dash-attn new=bins/new/dash-attn bm64=bins/bm64/dash-attn" \
+  ROUNDS=${ROUNDS:-2} HDIMS=${HDIMS:-128 64} SCHEDULES=${SCHEDULES:-descending,shift,atomic} OUT="$OUT" \
+  bash scripts/gpu-bwd-ab.sh
+for pair in "base bm64" "new"; do
+  d="$OUT/bits-$(echo $pair | tr ' ' '-')"; mkdir -p "$d"
+  for v in $pair; do cp "$OUT"/ab-r*-"$v"-hdim*.json "$d"/; done
+  python3 scripts/ab_bits.py "$d" "$(echo $pair | wc -w)" | tail -3 | tee "$d.txt"
+done
