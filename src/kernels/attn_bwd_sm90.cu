@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdK
 // q_tile_begin / kv_tile_end divide 64-bit values by block_m / block_n; with run-time tile sizes
 // that is a call to the 64-bit division routine, whose register needs made both the 40-register
 // producer and the MMA code spill. The launcher checks p.model.p.block_{m,n} == kBM / kBN.
-template <int BM = kBM>
+template <int BM>
 __device__ __forceinline__ ScheduleModel fixed_tiles(const ScheduleModel& m) {
   ScheduleModel r = m;
   r.p.block_m = BM;
@@ -321,7 +321,7 @@ template <int D>
 __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                                   int* s_reduced, const DqMeta* mailbox) {
   using L = Sm90BwdSmem<D>;
-  const ScheduleModel M = fixed_tiles(p.model);
+  const ScheduleModel M = fixed_tiles<kBM>(p.model);
   const bool ordered = M.deterministic() && !p.debug_unordered;
   float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
   int owed_sem = -1;  // semaphore index of the issued tile whose completion + release is owed (q - 1); -1: none
@@ -388,9 +388,13 @@ __device__ __forceinline__ bool takes_ahead(const BwdKernelParams& p, const Sche
 // Takes tasks (atomic counter or static stride) and publishes them in a 2-slot ring read by the
 // loader and the MMA warps. A warp of its own: the 40-register producer warps cannot hold the
 // taker's and the loader's state together without spilling.
+// NOTES: BM must be the kernel's (the model's Q tile count, steps per task and co-residency
+// follow it); with the 64-row model in the 80-row kernel (bfda258) the drain rule counted tiles
+// that never came and the taker's and the MMA warps' take-late rules disagreed: hangs.
+template <int BM>
 __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars& bars, TaskRef* s_task,
                                            int* s_reduced) {
-  const ScheduleModel M = fixed_tiles(p.model);
+  const ScheduleModel M = fixed_tiles<BM>(p.model);
   const int num_tasks = M.num_tasks();
   const bool dynamic = p.dispatch == Dispatch::kDynamic;
   const bool drain = dynamic && M.min_coresident() > 1;
@@ -685,7 +689,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (warp == kProducerWarp) {
       if (lane == 0) producer<D, BM>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task);
     } else if (warp == kTaskWarp) {
-      if (lane == 0) task_taker(p, bars, s_task, s_reduced);
+      if (lane == 0) task_taker<BM>(p, bars, s_task, s_reduced);
     } else if (warp == kWriterWarp) {
       if (L::kDqBufs == 2 && p.writer_overlap) {
         if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, mailbox);
