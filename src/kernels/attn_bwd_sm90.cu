@@ -46,6 +46,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <type_traits>
 
 #include <cuda.h>
 #include <cuda/ptx>
@@ -643,6 +644,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ Sm90BwdBars bars;
   __shared__ TaskRef s_task[2];  // ring of 2
   __shared__ int s_reduced_storage;
+  __shared__ int s_take_ahead;  // 80-row tile: takes_ahead(p, M) ? p.take_ahead : -1
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
   int* s_reduced = &s_reduced_storage;
   DqMeta* mailbox = reinterpret_cast<DqMeta*>(p.dq_mailbox) + 2 * blockIdx.x;
@@ -662,6 +664,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     cuda::ptx::mbarrier_init(&bars.kv_empty, kMmaArrivals);
     cuda::ptx::mbarrier_init(&bars.kv_near_end, 1);
     s_reduced_storage = 0;
+    if constexpr (kT80) s_take_ahead = takes_ahead(p, fixed_tiles<BM>(p.model)) ? p.take_ahead : -1;
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
 #ifdef DASH_DEBUG_WAITS
     // Once per process: the shared addresses of the barriers, to decode the "mbarrier wait timed
@@ -808,7 +811,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
 
 #pragma unroll 1
-    for (int side = 0; side < M.num_sides(slot); ++side, ++side_use) {
+    // (80-row tile: num_sides recomputed each side from an opaque slot; kept live across the side
+    // loop, its predicate was spilled.)
+    for (int side = 0; side < M.num_sides(kT80 ? static_cast<int>(opaque(static_cast<uint32_t>(slot))) : slot); ++side, ++side_use) {
       const int j = M.kv_tile(slot, side);
       const int nsteps = M.num_steps(slot, side);
       const int key_row0 = j * kBN + key_local;
@@ -816,8 +821,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       // kv_near_end: one arrival per task, in its last side (also a side of no steps), only when
       // the taker waits on it (takes_ahead); the taker counts tasks (see task_taker's NOTES).
       const bool last_side = side == M.num_sides(slot) - 1;
-      const int near_end_at =
-          !takes_ahead(p, M) || !last_side ? -1 : nsteps * G > p.take_ahead ? nsteps * G - p.take_ahead : 0;
+      // 80-row tile: the take-ahead distance (or -1) from shared memory: ptxas kept takes_ahead's
+      // predicate live across the side loop and spilled it there.
+      int near_end_at;
+      if constexpr (kT80) {
+        const int take_ahead = s_take_ahead;
+        near_end_at = take_ahead < 0 || !last_side ? -1 : nsteps * G > take_ahead ? nsteps * G - take_ahead : 0;
+      } else {
+        near_end_at =
+            !takes_ahead(p, M) || !last_side ? -1 : nsteps * G > p.take_ahead ? nsteps * G - p.take_ahead : 0;
+      }
       if (threadIdx.x == 0 && near_end_at >= 0 && nsteps * G == 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
 
       float dk[D / 2], dv[D / 2];
@@ -1152,10 +1165,15 @@ cudaError_t occupancy(int* ctas_per_sm) {
                                                        kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes);
 }
 
+// The 80-row tile is instantiated for bf16 only: the fp16 one spilled (68-72 B, thirteenth
+// session; bwd_sm90_has_bm80 requires bf16).
+template <typename T, int D, bool C>
+constexpr bool kHasBm80 = D == 128 && !C && std::is_same_v<T, __nv_bfloat16>;
+
 template <typename T, int D, bool C>
 struct MainLauncher {
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-    if constexpr (D == 128 && !C) {
+    if constexpr (kHasBm80<T, D, C>) {
       if (p.model.p.block_m == kBM80) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
     }
     // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
@@ -1168,7 +1186,7 @@ struct MainLauncher {
 template <typename T, int D, bool C>
 struct OccupancyQuery {
   static cudaError_t run(int block_m, int* ctas_per_sm) {
-    if constexpr (D == 128 && !C) {
+    if constexpr (kHasBm80<T, D, C>) {
       if (block_m == kBM80) return occupancy<T, D, C, kBM80>(ctas_per_sm);
     }
     return occupancy<T, D, C>(ctas_per_sm);
@@ -1214,7 +1232,7 @@ cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& ma
   if (p.model.p.block_n != kBN) return cudaErrorNotSupported;
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   const int bm = p.model.p.block_m;
-  if (bm != kBM && !(bm == kBM80 && head_dim == 128 && !causal)) return cudaErrorNotSupported;
+  if (bm != kBM && !(bm == kBM80 && head_dim == 128 && !causal && dtype == DType::kBF16)) return cudaErrorNotSupported;
   return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }
 

@@ -190,17 +190,27 @@ constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockM80 = 80;
 constexpr int kBwdSm90BlockN = 128;
 static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm80 workspace layout");
-// Whether the sm90 backward has the 80-row Q tile variant for this case: head_dim 128, full mask
-// (causal keeps 64-row tiles, as FlashAttention-3 does), not the lagged-dQ draft.
+// Whether the sm90 backward has the 80-row Q tile variant for this case: bf16 (the fp16
+// instantiation spilled), head_dim 128, full mask (causal keeps 64-row tiles, as
+// FlashAttention-3 does), not the lagged-dQ draft.
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
-  return s.head_dim == 128 && !s.causal && !bwd_lagged_dq_enabled();
+  return s.dtype == DType::kBF16 && s.head_dim == 128 && !s.causal && !bwd_lagged_dq_enabled();
 }
-// The Q tile height of the sm90 backward for `s`: 80 where the variant exists, unless
-// DASH_BWD_SM90_BLOCK_M=64 (read on every call: set it before attn_bwd_workspace_size).
+// Where bwd_sm90_has_bm80, the 80-row tiles run by default from this seqlen_q on. Measured on the
+// H200 (thirteenth session, docs/perf.md v14, the standard sweep with 16k tokens): the best
+// deterministic schedule ran 1.07x faster with 80-row tiles at seqlen 16k and 0.84-0.95x as fast
+// at 512-8k (one staging buffer: the ordered chains stall the MMA warps; P^T and dP^T, dQ^T and
+// dK no longer overlap). Between 8k and 16k: not measured.
+constexpr int kBwdSm90Bm80MinSeqlen = 16384;
+// The Q tile height of the sm90 backward for `s`: 80 where the variant exists and seqlen_q >=
+// kBwdSm90Bm80MinSeqlen; DASH_BWD_SM90_BLOCK_M=64 / =80 force either where the variant exists
+// (read on every call: set it before attn_bwd_workspace_size).
 inline int bwd_sm90_block_m(const AttnShape& s) {
+  if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
   const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
-  const bool force64 = e != nullptr && std::strcmp(e, "64") == 0;
-  return bwd_sm90_has_bm80(s) && !force64 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
+  if (e != nullptr && std::strcmp(e, "64") == 0) return kBwdSm90BlockM;
+  if (e != nullptr && std::strcmp(e, "80") == 0) return kBwdSm90BlockM80;
+  return s.seqlen_q >= kBwdSm90Bm80MinSeqlen ? kBwdSm90BlockM80 : kBwdSm90BlockM;
 }
 struct BwdSm90Maps {
   CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle

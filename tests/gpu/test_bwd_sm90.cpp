@@ -231,10 +231,10 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   ASSERT_TRUE(st.ok()) << st.message;
   CUDA_OK(cudaDeviceSynchronize());
 
-  // Full masks at head_dim 128 run 80-row Q tiles by default; the 64-row tiles stay selectable
-  // (DASH_BWD_SM90_BLOCK_M=64) and are checked too.
-  const bool has80 = c.spec.head_dim == 128 && !c.spec.causal;
-  for (const char* bm_env : {static_cast<const char*>(nullptr), "64"}) {
+  // Full masks at head_dim 128 (bf16) also run the 80-row Q tiles (DASH_BWD_SM90_BLOCK_M=80; the
+  // default takes them from seqlen 16k on).
+  const bool has80 = c.spec.head_dim == 128 && !c.spec.causal && c.spec.dtype == DType::kBF16;
+  for (const char* bm_env : {static_cast<const char*>(nullptr), "80"}) {
     if (bm_env != nullptr && !has80) continue;
     ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
     BwdLaunchInfo info;
@@ -242,7 +242,7 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
     ASSERT_TRUE(st.ok()) << st.message;
     CUDA_OK(cudaGetLastError());
     ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
-    ASSERT_EQ(info.block_m, has80 && bm_env == nullptr ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
+    ASSERT_EQ(info.block_m, bm_env != nullptr ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
     check_grads(pr, c, r, info);
   }
 }
@@ -276,6 +276,7 @@ struct DetCase {
   DType dtype = DType::kBF16;
   int head_dim = 128;
   bool wide = false;
+  const char* block_m = nullptr;  // DASH_BWD_SM90_BLOCK_M for the test ("80": the 80-row tiles)
 };
 
 class BwdSm90Determinism : public testing::TestWithParam<DetCase> {
@@ -293,6 +294,7 @@ class BwdSm90Determinism : public testing::TestWithParam<DetCase> {
 TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
   const DetCase& c = GetParam();
   REQUIRE_SM90();
+  ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", c.block_m);
   Problem pr(spec(c));
   ASSERT_TRUE(tested_forward(pr).ok());
   const AttnBwdParams p = pr.bwd_params(c.schedule);
@@ -309,7 +311,8 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
   {  // The public tile query reports the tiles of the kernel that ran.
     int bm = 0, bn = 0;
     bwd_tile_sizes(pr.shape, &bm, &bn);
-    EXPECT_EQ(bm, c.head_dim == 128 && !c.causal ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
+    // 80-row tiles: forced here (the default takes them from seqlen 16k on, bwd_sm90_block_m)
+    EXPECT_EQ(bm, c.block_m != nullptr ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
     EXPECT_EQ(bm, info.block_m);
     EXPECT_EQ(bn, kernels::kBwdSm90BlockN);
   }
@@ -318,6 +321,7 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
 TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
   const DetCase& c = GetParam();
   REQUIRE_SM90();
+  ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", c.block_m);
   Problem pr(spec(c));
   ASSERT_TRUE(tested_forward(pr).ok());
   AttnBwdParams p = pr.bwd_params(c.schedule);
@@ -353,13 +357,17 @@ std::string det_name(const testing::TestParamInfo<DetCase>& info) {
   const std::string prefix = !c.wide ? std::string()
                                       : std::string(c.dtype == DType::kBF16 ? "bf16" : "fp16") + "_d" +
                                             std::to_string(c.head_dim) + "_";
-  return prefix + schedule_name(c.schedule) + (c.causal ? "_causal" : "_full");
+  return prefix + schedule_name(c.schedule) + (c.causal ? "_causal" : "_full") +
+         (c.block_m != nullptr ? std::string("_bm") + c.block_m : std::string());
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
                          testing::Values(DetCase{Schedule::kDescending, false}, DetCase{Schedule::kDescending, true},
                                          DetCase{Schedule::kSymmetricShift, true},
-                                         DetCase{Schedule::kSymmetricShift, false}),  // = shift on a full mask
+                                         DetCase{Schedule::kSymmetricShift, false},  // = shift on a full mask
+                                         // the 80-row Q tiles (full masks, head_dim 128, bf16)
+                                         DetCase{Schedule::kDescending, false, DType::kBF16, 128, false, "80"},
+                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "80"}),
                          det_name);
 
 // DASH_BWD_SM90=0 runs every case on the sm80 kernel, and the public tile query says so.
@@ -728,6 +736,53 @@ TEST(BwdWorkspace, RepackSectionsOnlyWithTheSwitchAndOutsideTheZeroedRange) {
     EXPECT_EQ(on.do_pack, on.q_pack + on.pack_bytes);
     EXPECT_EQ(on.q_pack % 256, 0u);
     EXPECT_EQ(on.do_pack + on.pack_bytes, on.total);
+  }
+}
+
+}  // namespace
+}  // namespace dash::test
+
+namespace dash::test {
+namespace {
+
+// Host only: which Q tile height the sm90 backward takes (bwd_sm90_block_m), and the workspace
+// size query covering both layouts.
+TEST(BwdSm90TileRule, EightyRowTilesForLongFullMasksAtHeadDim128Bf16) {
+  ScopedEnv clear("DASH_BWD_SM90_BLOCK_M", nullptr);
+  ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
+  AttnShape s;
+  s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
+  auto bm = [&](int seqlen, bool causal, DType dt, int d) {
+    AttnShape x = s;
+    x.seqlen_q = x.seqlen_k = seqlen; x.causal = causal; x.dtype = dt; x.head_dim = d;
+    return kernels::bwd_sm90_block_m(x);
+  };
+  EXPECT_EQ(bm(kernels::kBwdSm90Bm80MinSeqlen, false, DType::kBF16, 128), kernels::kBwdSm90BlockM80);
+  EXPECT_EQ(bm(32768, false, DType::kBF16, 128), kernels::kBwdSm90BlockM80);
+  EXPECT_EQ(bm(8192, false, DType::kBF16, 128), kernels::kBwdSm90BlockM);
+  EXPECT_EQ(bm(16384, true, DType::kBF16, 128), kernels::kBwdSm90BlockM) << "causal keeps 64-row tiles";
+  EXPECT_EQ(bm(16384, false, DType::kFP16, 128), kernels::kBwdSm90BlockM) << "no fp16 80-row kernel";
+  EXPECT_EQ(bm(16384, false, DType::kBF16, 64), kernels::kBwdSm90BlockM) << "head_dim 64 keeps 64-row tiles";
+  {
+    ScopedEnv force("DASH_BWD_SM90_BLOCK_M", "64");
+    EXPECT_EQ(bm(16384, false, DType::kBF16, 128), kernels::kBwdSm90BlockM);
+  }
+  {
+    ScopedEnv force("DASH_BWD_SM90_BLOCK_M", "80");
+    EXPECT_EQ(bm(300, false, DType::kBF16, 128), kernels::kBwdSm90BlockM80);
+    EXPECT_EQ(bm(300, true, DType::kBF16, 128), kernels::kBwdSm90BlockM) << "forcing 80 does not apply to causal";
+  }
+  {
+    ScopedEnv on("DASH_BWD_LAGGED_DQ", "1");
+    EXPECT_EQ(bm(16384, false, DType::kBF16, 128), kernels::kBwdSm90BlockM) << "the lagged draft has 64-row tiles only";
+  }
+  // The size query covers both layouts, for seqlens where either pads more (80: 80 rows vs 128).
+  for (int seqlen : {64, 80, 1000, 16384}) {
+    AttnShape x = s;
+    x.seqlen_q = x.seqlen_k = seqlen;
+    const size_t need = std::max(kernels::bwd_workspace_layout(x, kernels::kBwdBlockM).total,
+                                 kernels::bwd_workspace_layout(x, kernels::kBwdSm90BlockM80).total);
+    EXPECT_EQ(attn_bwd_workspace_size(x), need) << "seqlen " << seqlen;
   }
 }
 
