@@ -321,8 +321,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
                                      a.pointers_verified));
   DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false, a.pointers_verified));
 
-  // The Q tile height of the sm90 path for this shape (80 rows for full masks at head_dim 128); the
-  // workspace layout follows it (re-laid out below if the sm80 kernel runs after all).
+  // The Q tile height of the sm90 path for this shape (64 rows; 80 where DASH_BWD_SM90_BLOCK_M=80
+  // selects the measured variant, kernels::bwd_sm90_block_m); the workspace layout follows it (re-laid out below if the sm80 kernel runs after all).
   const int sm90_bm = bwd_uses_sm90(s) ? kernels::bwd_sm90_block_m(s) : kernels::kBwdBlockM;
   kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(s, sm90_bm);
   if (workspace == nullptr) return make_status(StatusCode::kInvalidArgument, "workspace is null");

@@ -73,7 +73,8 @@ namespace dash::kernels {
 namespace {
 
 constexpr int kBM = kBwdSm90BlockM;  // 64 query rows per Q tile
-// The 80-row Q tile (head_dim 128, full masks; docs/bwd-sm90.md, "An 80-row Q tile"): the kernel
+// The 80-row Q tile (head_dim 128, full masks, bf16; docs/bwd-sm90.md, "An 80-row Q tile"; DRAFT,
+// measured and not the default: DASH_BWD_SM90_BLOCK_M=80, docs/perf.md v14): the kernel
 // templates take BM = kBM or kBM80. With BM = 80, S^T / dP^T are m64n80, P^T / dS^T feed 5 k-steps,
 // dQ is computed transposed (dQ^T = K^T dS^T, dS stored non-transposed) and staged in ONE buffer.
 constexpr int kBM80 = kBwdSm90BlockM80;

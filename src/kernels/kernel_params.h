@@ -184,7 +184,7 @@ constexpr int kFwdBlockN = 64;
 
 // ---- Hopper backward (attn_bwd_sm90.cu), the default where it applies (DASH_BWD_SM90=0 disables). ----
 // Same Q tile height as the sm80 kernel by default, 128-key KV tiles; 80-row Q tiles for full
-// masks at head_dim 128 (bwd_sm90_block_m). The workspace layout follows the tile height
+// masks at head_dim 128, bf16, when selected (bwd_sm90_block_m: a measured variant, not the default). The workspace layout follows the tile height
 // (bwd_workspace_layout(shape, block_m)); attn_bwd_workspace_size covers both.
 constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockM80 = 80;
@@ -196,21 +196,17 @@ static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm8
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   return s.dtype == DType::kBF16 && s.head_dim == 128 && !s.causal && !bwd_lagged_dq_enabled();
 }
-// Where bwd_sm90_has_bm80, the 80-row tiles run by default from this seqlen_q on. Measured on the
-// H200 (thirteenth session, docs/perf.md v14, the standard sweep with 16k tokens): the best
-// deterministic schedule ran 1.07x faster with 80-row tiles at seqlen 16k and 0.84-0.95x as fast
-// at 512-8k (one staging buffer: the ordered chains stall the MMA warps; P^T and dP^T, dQ^T and
-// dK no longer overlap). Between 8k and 16k: not measured.
-constexpr int kBwdSm90Bm80MinSeqlen = 16384;
-// The Q tile height of the sm90 backward for `s`: 80 where the variant exists and seqlen_q >=
-// kBwdSm90Bm80MinSeqlen; DASH_BWD_SM90_BLOCK_M=64 / =80 force either where the variant exists
-// (read on every call: set it before attn_bwd_workspace_size).
+// The Q tile height of the sm90 backward for `s`: 64 rows by default; DASH_BWD_SM90_BLOCK_M=80
+// selects the 80-row tiles where bwd_sm90_has_bm80 (read on every call: set it before
+// attn_bwd_workspace_size). DRAFT, measured and not the default (thirteenth session, docs/perf.md
+// v14): inside the peers benchmark (PyTorch tensors, alternating processes) the 80-row tiles ran
+// the ordered schedules 0.88-0.98x as fast as the 64-row ones at hdim 128 full 4k-16k (descending
+// 0.88 / 0.95 / 0.98) and atomic 0.98-1.00x, so the loss is the ordered dQ chain: one staging
+// buffer, the MMA warps wait for the writer's semaphore. (The CLI A/B, `dash-attn bench`, had
+// descending 1.07x faster at 16k and 0.84-0.95x at 512-8k: not reproduced in peers.)
 inline int bwd_sm90_block_m(const AttnShape& s) {
-  if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
   const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
-  if (e != nullptr && std::strcmp(e, "64") == 0) return kBwdSm90BlockM;
-  if (e != nullptr && std::strcmp(e, "80") == 0) return kBwdSm90BlockM80;
-  return s.seqlen_q >= kBwdSm90Bm80MinSeqlen ? kBwdSm90BlockM80 : kBwdSm90BlockM;
+  return bwd_sm90_has_bm80(s) && e != nullptr && std::strcmp(e, "80") == 0 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
 }
 struct BwdSm90Maps {
   CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle
