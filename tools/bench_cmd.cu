@@ -29,11 +29,19 @@ namespace {
   } while (0)
 
 // Fill with pseudo-random values in [-1, 1) (never zeros: zeros run faster than real data).
-__global__ void fill_random(uint16_t* p, size_t n, uint64_t seed, bool bf16) {
+// Uniform in [-1, 1), or (normal) standard normal through Box-Muller, like torch.randn: the
+// peers benchmark's data. The distribution moves the tensor cores' power and so the clocks at
+// long shapes (docs/perf.md v14: the 80-row tile's 16k result differed between the two).
+__global__ void fill_random(uint16_t* p, size_t n, uint64_t seed, bool bf16, bool normal) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
     uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
     x ^= x >> 31; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 29;
-    const float f = (float)(x >> 40) / (float)(1ull << 24) * 2.f - 1.f;
+    float f = (float)(x >> 40) / (float)(1ull << 24) * 2.f - 1.f;
+    if (normal) {
+      const float u1 = ((float)(x >> 40) + 1.f) / (float)(1ull << 24);          // (0, 1]
+      const float u2 = (float)((x >> 16) & 0xFFFFFFu) / (float)(1ull << 24);     // [0, 1)
+      f = sqrtf(-2.f * logf(u1)) * cospif(2.f * u2);
+    }
     if (bf16) { __nv_bfloat16 h = __float2bfloat16(f); p[i] = *reinterpret_cast<uint16_t*>(&h); }
     else { __half h = __float2half(f); p[i] = *reinterpret_cast<uint16_t*>(&h); }
   }
@@ -61,6 +69,7 @@ struct Options {
   // flash_attn_func layout, the default) or "bhsd" (SDPA's: each head's rows contiguous).
   bool bhsd = false;
   dash::Dispatch dispatch = dash::Dispatch::kDynamic;  // --dispatch dynamic|static
+  bool normal = false;  // --dist uniform (default) | normal (standard normal, like torch.randn)
 };
 
 std::vector<int> parse_list(const char* s) {
@@ -82,7 +91,7 @@ std::vector<int> parse_list(const char* s) {
                "usage: dash-attn bench [--hdim 64,128] [--causal 0,1] [--seqlen 512,...,16k] [--tokens N]\n"
                "         [--hidden N] [--batch N --heads N --kv-heads N] [--dtype bf16|fp16]\n"
                "         [--schedules a,b,...] [--reps N] [--layout bshd|bhsd] [--dispatch dynamic|static]\n"
-               "         [--json FILE]\n");
+               "         [--dist uniform|normal] [--json FILE]\n");
   std::exit(2);
 }
 
@@ -108,7 +117,11 @@ Options parse(int argc, char** argv) {
       const std::string d = val();
       if (!dash::parse_dispatch(d.c_str(), &o.dispatch)) usage_error("--dispatch must be dynamic or static, got", d.c_str());
     }
-    else if (a == "--layout") {
+    else if (a == "--dist") {
+      const std::string d = val();
+      if (d == "normal") o.normal = true;
+      else if (d != "uniform") usage_error("--dist must be uniform or normal, got", d.c_str());
+    } else if (a == "--layout") {
       const std::string l = val();
       if (l == "bhsd") o.bhsd = true;
       else if (l != "bshd") usage_error("--layout must be bshd or bhsd, got", l.c_str());
@@ -207,9 +220,9 @@ int bench_main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   BENCH_CUDA(cudaGetDeviceProperties(&prop, 0));
-  std::printf("dash-attn bench on %s (%d SMs), %s, layout %s, %d reps (median)\n", prop.name,
+  std::printf("dash-attn bench on %s (%d SMs), %s, layout %s, data %s, %d reps (median)\n", prop.name,
               prop.multiProcessorCount, opt.dtype == dash::DType::kBF16 ? "bf16" : "fp16", opt.bhsd ? "bhsd" : "bshd",
-              opt.reps);
+              opt.normal ? "normal" : "uniform", opt.reps);
 
   std::vector<Shape> shapes;
   for (int d : opt.hdims)
@@ -242,10 +255,10 @@ int bench_main(int argc, char** argv) {
     const size_t ws_bytes = dash::attn_bwd_workspace_size(s);
     void* ws = buf.alloc(ws_bytes);
     const bool bf = opt.dtype == dash::DType::kBF16;
-    fill_random<<<1024, 256>>>(q, nq, 1, bf);
-    fill_random<<<1024, 256>>>(k, nk, 2, bf);
-    fill_random<<<1024, 256>>>(v, nk, 3, bf);
-    fill_random<<<1024, 256>>>(dout, nq, 4, bf);
+    fill_random<<<1024, 256>>>(q, nq, 1, bf, opt.normal);
+    fill_random<<<1024, 256>>>(k, nk, 2, bf, opt.normal);
+    fill_random<<<1024, 256>>>(v, nk, 3, bf, opt.normal);
+    fill_random<<<1024, 256>>>(dout, nq, 4, bf, opt.normal);
     BENCH_CUDA(cudaGetLastError());
     // Strides3 {batch, seq, head} in elements.
     const dash::Strides3 sq = opt.bhsd
