@@ -20,7 +20,8 @@
 //
 // CTA = 384 threads, 3 warpgroups:
 //   WG0, WG1 (threads 0..255)  MMA; WG w owns keys 64w..64w+63 of the 128-key KV tile.
-//   WG2 (threads 256..383)     producer/writer, setmaxnreg 40:
+//   WG2 (threads 256..383)     producer/writer, setmaxnreg 40 (kLean, DASH_BWD_SM90_PRODUCER24=1, a
+//                              compile-checked draft: 24, the MMA warpgroups 240 instead of 232):
 //       warp 8  lane 0: takes tasks, publishes them (task ring), issues TMA: K/V once per side,
 //                      Q/dO tiles (+ LSE/D vectors, 1-D bulk copies) per step, 2-stage ring;
 //       warp 9  lane 0: the dQ writer (buffer 0 only with p.dual_writer);
@@ -88,6 +89,12 @@ constexpr int kMmaArrivals = 256;
 // 232 * 256 + 40 * 128 = 64512 <= 65536.
 constexpr int kMmaRegs = 232, kProducerRegs = 40;
 static_assert(kMmaRegs * kMmaThreads + kProducerRegs * 128 <= 65536, "setmaxnreg budget");
+// kLean (DRAFT, DASH_BWD_SM90_PRODUCER24=1; compile-checked, not yet run on a GPU): the producer
+// warpgroup in 24 registers (FlashAttention-3's split), the MMA warps in 240. At 24 the default
+// loader spilled 68 B (its loop state and hoisted schedule values) and the taker 4 B (gridDim.x):
+// producer_lean keeps the loader's state in shared memory and the taker reads %nctaid where used.
+constexpr int kMmaRegsLean = 240, kProducerRegsLean = 24;
+static_assert(kMmaRegsLean * kMmaThreads + kProducerRegsLean * 128 <= 65536, "setmaxnreg budget");
 constexpr int kBarDs = 1;            // named barrier: the 256 MMA threads, dS of both WGs written
                                      // (each step; kLag: not per step), and the exit meeting
 constexpr int kProducerWarp = 8, kWriterWarp = 9, kTaskWarp = 10;
@@ -242,6 +249,18 @@ __device__ __forceinline__ int lane_id() {
   asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(l));
   return l;
 }
+// The same for %tid.x and %nctaid.x (kLean: the 80-row MMA code kept a `warp == 0` predicate,
+// and the 24-register taker gridDim.x, live across their loops and spilled them).
+__device__ __forceinline__ int tid_x() {
+  int t;
+  asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(t));
+  return t;
+}
+__device__ __forceinline__ int nctaid_x() {
+  int n;
+  asm volatile("mov.u32 %0, %%nctaid.x;\n" : "=r"(n));
+  return n;
+}
 
 // The dQ tile a staged partial (batch b, query head hq, Q tile i) is added to: its semaphore
 // index in p.dq_sem and its fp32 accumulator tile. One definition for both writers.
@@ -393,7 +412,7 @@ __device__ __forceinline__ bool takes_ahead(const BwdKernelParams& p, const Sche
 // NOTES: BM must be the kernel's (the model's Q tile count, steps per task and co-residency
 // follow it); with the 64-row model in the 80-row kernel (bfda258) the drain rule counted tiles
 // that never came and the taker's and the MMA warps' take-late rules disagreed: hangs.
-template <int BM>
+template <int BM, bool kLean>
 __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars& bars, TaskRef* s_task,
                                            int* s_reduced) {
   const ScheduleModel M = fixed_tiles<BM>(p.model);
@@ -449,7 +468,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
       else
         sm90::mbar_wait(&bars.kv_empty, (sides_published - 1) & 1);
     }
-    const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * gridDim.x;
+    const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * (kLean ? nctaid_x() : gridDim.x);
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_empty[tslot], ((it >> 1) & 1) ^ 1);
     // (task, head, slot): the division-heavy mapping (head blocks, schedule.h) computed once
@@ -475,6 +494,41 @@ __device__ __forceinline__ TaskRef read_published_task(Sm90BwdBars& bars, const 
 }
 
 // ---- the loader (warp 8, lane 0) -----------------------------------------------------------------
+// The TMA issue of one side's K and V (KV tile j of KV head hk, batch b) on kv_full, and of one
+// step's Q, dO (Q tile i of query head hq), LSE and D (at the offset vec_of() returns, called after
+// the tile loads are issued: computed earlier it stayed live across them and the 40-register loader
+// spilled) on `full` into stage st. Shared by producer() and producer_lean(); the caller has waited
+// for the buffers to be free.
+template <int D, int BM>
+__device__ __forceinline__ void load_kv(const CUtensorMap* tm_k, const CUtensorMap* tm_v, uint8_t* smem,
+                                        Sm90BwdBars& bars, int j, int hk, int b) {
+  using L = Sm90BwdSmem<D, BM>;
+  sm90::mbar_arrive_expect_tx(&bars.kv_full, 2 * L::kKVBytes);
+#pragma unroll
+  for (int c = 0; c < L::kChunks; ++c) {
+    sm90::tma_load_4d(smem + L::kKOff + c * sm90::subtile_bytes(kBN), tm_k, 64 * c, j * kBN, hk, b, &bars.kv_full);
+    sm90::tma_load_4d(smem + L::kVOff + c * sm90::subtile_bytes(kBN), tm_v, 64 * c, j * kBN, hk, b, &bars.kv_full);
+  }
+}
+template <int D, int BM, typename VecOf>
+__device__ __forceinline__ void load_qdo(const CUtensorMap* tm_q, const CUtensorMap* tm_do, const BwdKernelParams& p,
+                                         uint8_t* smem, uint64_t* full, int st, int i, int hq, int b, VecOf vec_of) {
+  using L = Sm90BwdSmem<D, BM>;
+  sm90::mbar_arrive_expect_tx(full, L::kStepTx);
+#pragma unroll
+  for (int c = 0; c < L::kChunks; ++c) {
+    sm90::tma_load_4d(smem + L::kQOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_q, 64 * c, i * BM, hq, b,
+                      full);
+    sm90::tma_load_4d(smem + L::kdOOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_do, 64 * c, i * BM, hq, b,
+                      full);
+  }
+  const int64_t vec = vec_of();
+  const uint32_t vec_bytes = L::kVecBytes;  // (cp_async_bulk takes the size by reference)
+  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem + L::kLseOff + st * L::kVecBytes,
+                           p.lse_log2 + vec, vec_bytes, full);
+  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem + L::kDsumOff + st * L::kVecBytes,
+                           p.dsum + vec, vec_bytes, full);
+}
 template <int D, int BM>
 __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
                                          const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
@@ -499,12 +553,7 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
     for (int side = 0; side < M.num_sides(slot); ++side, ++side_use) {
       const int j = M.kv_tile(slot, side);
       sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
-      sm90::mbar_arrive_expect_tx(&bars.kv_full, 2 * L::kKVBytes);
-#pragma unroll
-      for (int c = 0; c < L::kChunks; ++c) {
-        sm90::tma_load_4d(smem + L::kKOff + c * sm90::subtile_bytes(kBN), tm_k, 64 * c, j * kBN, hk, b, &bars.kv_full);
-        sm90::tma_load_4d(smem + L::kVOff + c * sm90::subtile_bytes(kBN), tm_v, 64 * c, j * kBN, hk, b, &bars.kv_full);
-      }
+      load_kv<D, BM>(tm_k, tm_v, smem, bars, j, hk, b);
       // Program order (schedule.h): for step, for query head of the group.
       const int nsteps = M.num_steps(slot, side);
 #pragma unroll 1
@@ -515,21 +564,8 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
         const int hq = hk * G + g;
         const int st = step_use & 1;
         sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
-        uint64_t* full = &bars.qdo_full[st];
-        sm90::mbar_arrive_expect_tx(full, L::kStepTx);
-#pragma unroll
-        for (int c = 0; c < L::kChunks; ++c) {
-          sm90::tma_load_4d(smem + L::kQOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_q, 64 * c, i * BM,
-                            hq, b, full);
-          sm90::tma_load_4d(smem + L::kdOOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_do, 64 * c,
-                            i * BM, hq, b, full);
-        }
-        const int64_t vec = ((int64_t)b * tp.heads_q + hq) * p.seqlen_q_pad + (int64_t)i * BM;
-        const uint32_t vec_bytes = L::kVecBytes;  // (cp_async_bulk takes the size by reference)
-        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                 smem + L::kLseOff + st * L::kVecBytes, p.lse_log2 + vec, vec_bytes, full);
-        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                 smem + L::kDsumOff + st * L::kVecBytes, p.dsum + vec, vec_bytes, full);
+        load_qdo<D, BM>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b,
+                        [&] { return ((int64_t)b * tp.heads_q + hq) * p.seqlen_q_pad + (int64_t)i * BM; });
        }
       }
     }
@@ -543,6 +579,88 @@ __device__ __forceinline__ uint32_t opaque(uint32_t x) {
   asm volatile("" : "+r"(x));
   return x;
 }
+__device__ __forceinline__ int opaque_int(int x) { return static_cast<int>(opaque(static_cast<uint32_t>(x))); }
+
+// ---- the loader of the 24-register producer (kLean; warp 8, lane 0) -------------------------------
+// The same loads, in the same order, on the same barriers as producer(). What differs is where
+// its state lives: at 24 registers producer() kept about 17 values live across its loops (loop
+// counters, the task's coordinates, schedule-model values hoisted out of the loops, e.g. the
+// query heads per KV head, a division) and spilled 68 B. Here the loop state is in shared memory
+// (volatile: read where used, written back at once; one thread, so no races) and every
+// schedule-model value is recomputed from the kernel parameters where it is used (opaque_int:
+// not hoisted). The loader issues one step per ~1 us, so the extra shared-memory traffic is noise.
+struct LoaderState {
+  int it, side_use, step_use;  // task ring index, K/V side uses, Q/dO stage uses
+  int slot, b, hk, side, nsides, t, nsteps, i, g;
+};
+template <int D, int BM>
+__device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
+                                              const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
+                                              Sm90BwdBars& bars, const TaskRef* s_task, volatile LoaderState* s) {
+  using L = Sm90BwdSmem<D, BM>;
+  ptx::prefetch_tensormap(tm_q);
+  ptx::prefetch_tensormap(tm_k);
+  ptx::prefetch_tensormap(tm_v);
+  ptx::prefetch_tensormap(tm_do);
+  s->it = 0;
+  s->side_use = 0;
+  s->step_use = 0;
+#pragma unroll 1
+  for (;;) {
+    {
+      const ScheduleModel M = fixed_tiles<BM>(p.model);
+      const int it = s->it;
+      const TaskRef tr = read_published_task(bars, s_task, it);
+      s->it = it + 1;
+      if (tr.task >= opaque_int(M.num_tasks())) break;
+      const int heads_kv = opaque_int(M.p.heads_kv);
+      s->b = tr.head / heads_kv;
+      s->hk = tr.head % heads_kv;
+      s->slot = tr.slot;
+      s->nsides = M.num_sides(tr.slot);
+      s->side = 0;
+    }
+#pragma unroll 1
+    for (; s->side < s->nsides; s->side = s->side + 1) {
+      {
+        const ScheduleModel M = fixed_tiles<BM>(p.model);
+        const int side_use = s->side_use;
+        s->side_use = side_use + 1;
+        const int j = M.kv_tile(s->slot, s->side);
+        s->nsteps = M.num_steps(s->slot, s->side);
+        sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
+        load_kv<D, BM>(tm_k, tm_v, smem, bars, j, s->hk, s->b);
+        s->t = 0;
+      }
+      // Program order (schedule.h): for step, for query head of the group.
+#pragma unroll 1
+      for (; s->t < s->nsteps; s->t = s->t + 1) {
+        {
+          const ScheduleModel M = fixed_tiles<BM>(p.model);
+          s->i = M.visit(s->slot, s->side, s->t);
+          s->g = 0;
+        }
+#pragma unroll 1
+        for (;;) {
+          const ScheduleModel M = fixed_tiles<BM>(p.model);
+          const int G = opaque_int(M.p.heads_q) / opaque_int(M.p.heads_kv);
+          const int g = s->g;
+          if (g >= G) break;
+          s->g = g + 1;
+          const int step_use = s->step_use;
+          s->step_use = step_use + 1;
+          const int hq = s->hk * G + g, i = s->i, b = s->b;
+          const int st = step_use & 1;
+          sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
+          load_qdo<D, BM>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b, [&] {
+            return ((int64_t)b * opaque_int(M.p.heads_q) + hq) * opaque_int(p.seqlen_q_pad) + (int64_t)i * BM;
+          });
+        }
+      }
+    }
+  }
+}
+
 // 128B-swizzle descriptor of shared address `addr` (smem_desc.cuh encoding).
 template <uint32_t kLbo, uint32_t kSbo>
 __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr) {
@@ -627,7 +745,7 @@ __device__ __forceinline__ void compute_ds(float (&dp)[8 * kKS], const uint32_t 
 // MMA warpgroups are no longer in lockstep: one may run up to about a step ahead, its softmax
 // and dS math overlapping the other's GEMMs (as the forward's ping-pong does). Same GEMMs on the
 // same operands in the same order per tile: the same bits as kLag = false.
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -637,8 +755,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(D == 128 || D == 64, "head_dim 64 or 128");
   static_assert(!kLag || D == 128, "the lagged-dQ draft is written for head_dim 128");
   static_assert(BM == kBM || (D == 128 && !kCausal && !kLag), "80-row tiles: head_dim 128, full masks");
+  static_assert(!kLean || !kLag, "the 24-register producer split is not built with the lagged-dQ draft");
   using L = Sm90BwdSmem<D, BM>;
   constexpr bool kT80 = BM == kBM80;  // the 80-row tile (dQ transposed, one staging buffer)
+  // 80-row tile at 232 registers: dP^T issued only after P^T is packed (S^T and dP^T do not
+  // overlap). With kLean's 240 they overlap as in the 64-row kernel (compile-checked: no spills).
+  constexpr bool kT80Serial = kT80 && !kLean;
   constexpr int kAcc = BM / 2;        // S^T / dP^T accumulator registers (m64nBM)
   constexpr int kKS = BM / 16;        // k-steps of P^T / dS^T in dV / dK
   extern __shared__ __align__(128) uint8_t smem_raw[];  // rounded up to 1024 below
@@ -687,13 +809,18 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x >= kMmaThreads) {
-    ptx::setmaxnreg_dec<kProducerRegs>();
+    ptx::setmaxnreg_dec<kLean ? kProducerRegsLean : kProducerRegs>();
     // One staging buffer (80-row tiles): one writer, dq_writer (no overlap draft, no second writer).
     const bool two_writers = L::kDqBufs == 2 && p.dual_writer;
     if (warp == kProducerWarp) {
-      if (lane == 0) producer<D, BM>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task);
+      if constexpr (kLean) {
+        __shared__ LoaderState s_loader;
+        if (lane == 0) producer_lean<D, BM>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task, &s_loader);
+      } else if (lane == 0) {
+        producer<D, BM>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task);
+      }
     } else if (warp == kTaskWarp) {
-      if (lane == 0) task_taker<BM>(p, bars, s_task, s_reduced);
+      if (lane == 0) task_taker<BM, kLean>(p, bars, s_task, s_reduced);
     } else if (warp == kWriterWarp) {
       if (L::kDqBufs == 2 && p.writer_overlap) {
         if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, mailbox);
@@ -705,7 +832,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     return;
   }
-  ptx::setmaxnreg_inc<kMmaRegs>();
+  ptx::setmaxnreg_inc<kLean ? kMmaRegsLean : kMmaRegs>();
 
   // ------------------------------------------------------------------------ MMA warpgroups
   const ScheduleModel M = fixed_tiles<BM>(p.model);
@@ -895,24 +1022,24 @@ __global__ void __launch_bounds__(kThreads, 1)
             const uint32_t base0 = opaque(smem_u32);
             kmajor_issue(sacc, base0 + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base0 + L::kQOff + st * L::kQBytes);
           }
-          // 80-row tile: dP^T is issued after P^T is packed (below): the S^T and dP^T accumulators
-          // (2 x 40) live together with dK and dV did not fit the 232 registers (ptxas spilled
-          // and serialized the wgmma).
+          // 80-row tile at 232 registers (kT80Serial): dP^T is issued after P^T is packed (below):
+          // the S^T and dP^T accumulators (2 x 40) live together with dK and dV did not fit
+          // (ptxas spilled and serialized the wgmma). At kLean's 240 they fit.
           auto issue_dp = [&]() {
             const uint32_t base1 = opaque(smem_u32);
             kmajor_issue(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::kdOOff + st * L::kQBytes);
           };
-          if constexpr (!kT80) issue_dp();
+          if constexpr (!kT80Serial) issue_dp();
           // Next step's Q tile (last query head of the group: the t_step loop moves on after it),
           // pinned here by the asm barrier so that it is computed while S^T and dP^T run.
           // (80-row tile: after the dP^T issue below; here, with S^T retired before P^T, ptxas
           // spilled the S^T accumulator around the visit's branches.)
-          if (D == 128 && !kT80 && g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
+          if (D == 128 && !kT80Serial && g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
           if constexpr (D == 128) i_late = static_cast<int>(opaque(static_cast<uint32_t>(i)));
           float2 lse01[2];  // under the GEMMs (all 8 pairs here spilled)
 #pragma unroll
           for (int n = 0; n < 2; ++n) lse01[n] = *reinterpret_cast<const float2*>(sLse + 8 * n + 2 * quad);
-          ptx::wgmma_wait_group<kT80 ? 0 : 1>();
+          ptx::wgmma_wait_group<kT80Serial ? 0 : 1>();
           ptx::warpgroup_fence_operand(sacc);
           const int q_row0 = i_late * BM;
           const bool interior = q_row0 + BM <= tp.seqlen_q && (j + 1) * kBN <= tp.seqlen_k &&
@@ -923,7 +1050,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             compute_p<true, kCausal, ptx::bwd_exp2_fma_every(D), kAcc / 4>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
 #pragma unroll
           for (int k = 0; k < kKS; ++k) sm90::acc_to_a_frag<T>(sacc, k, pf[k]);
-          if constexpr (kT80) {
+          if constexpr (kT80Serial) {
             ptx::wgmma_fence();
             issue_dp();
             if (g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
@@ -1025,7 +1152,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           issue_rs(dv, pf, L::kdOOff);
           issue_rs(dk, df, L::kQOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
-          const int rank = warp == 0 ? rank_of(i_late, j) : 0;  // under dV / dK
+          // kLean (S^T and dP^T overlapped, so 4 more values live through the P / dS math): the KV
+          // tile recomputed and the warp test read here; kept from the step top they spilled.
+          const int jr = kLean ? static_cast<int>(opaque(static_cast<uint32_t>(M.kv_tile(slot, side)))) : j;
+          const int rank = (kLean ? tid_x() < 32 : warp == 0) ? rank_of(i_late, jr) : 0;  // under dV / dK
           retire_all();
           // Q, dO, LSE, D of this stage are consumed (the dQ^T GEMM reads K and dS).
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
@@ -1033,7 +1163,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           issue_dqt(dqacc, step_use & 1);  // this warpgroup's 64 hdim rows of dQ^T
           ptx::wgmma_wait_group<0>();
           ptx::warpgroup_fence_operand(dqacc);
-          stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
+          stage_dq(dqacc, step_use, DqMeta{b, hq, kLean ? i_late : i, jr, task, rank, {0, 0}}, wg, 0);
         } else if constexpr (D == 128) {
           // Order of the tensor-core work: dV; (named barrier: both warpgroups' dS^T stored and
           // fenced) dQ[:, 64 wg .. 64 wg + 63] = dS K[:, 64 wg ..]; dK. Commit groups retire in
@@ -1141,23 +1271,25 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false>
 cudaError_t set_smem_attr() {
-  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean>,
+                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(Sm90BwdSmem<D, BM>::kDynamicBytes));
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean>();
   if (err != cudaSuccess) return err;
-  attn_bwd_sm90_main<T, D, kCausal, kLag, BM><<<num_ctas, kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes, stream>>>(
-      maps.q, maps.k, maps.v, maps.dout, p);
+  attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean>
+      <<<num_ctas, kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes, stream>>>(maps.q, maps.k, maps.v, maps.dout, p);
   return cudaGetLastError();
 }
 
-// The lagged variant has the same shared memory and launch bounds as the default one: one
-// occupancy for both; the 80-row tile has its own.
+// The lagged and kLean variants have the same shared memory (kLean: 48 static bytes more, far
+// below what a second CTA would need) and launch bounds as the default one: one occupancy for
+// all; the 80-row tile has its own.
 template <typename T, int D, bool kCausal, int BM = kBM>
 cudaError_t occupancy(int* ctas_per_sm) {
   cudaError_t err = set_smem_attr<T, D, kCausal, false, BM>();
@@ -1174,13 +1306,18 @@ constexpr bool kHasBm80 = D == 128 && !C && std::is_same_v<T, __nv_bfloat16>;
 template <typename T, int D, bool C>
 struct MainLauncher {
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
+    // DASH_BWD_SM90_PRODUCER24=1 (draft): the 24 / 240-register split (kLean); not with the lagged draft.
+    const bool lean = bwd_producer24_enabled() && !bwd_lagged_dq_enabled();
     if constexpr (kHasBm80<T, D, C>) {
-      if (p.model.p.block_m == kBM80) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
+      if (p.model.p.block_m == kBM80)
+        return lean ? launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream)
+                    : launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
     }
     // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
     if constexpr (D == 128) {
       if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
     }
+    if (lean) return launch_main<T, D, C, false, kBM, true>(p, maps, num_ctas, stream);
     return launch_main<T, D, C, false>(p, maps, num_ctas, stream);
   }
 };

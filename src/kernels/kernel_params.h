@@ -126,6 +126,12 @@ inline bool env_not_zero(const char* var) {
 // each step's dQ GEMM one step later and drops the per-step named barrier between its MMA
 // warpgroups (attn_bwd_sm90.cu, kLag). Same bits. Read on every launch.
 inline bool bwd_lagged_dq_enabled() { return env_set_to_one("DASH_BWD_LAGGED_DQ"); }
+// DASH_BWD_SM90_PRODUCER24=1 (DRAFT; compile-checked on 2026-12-01, not yet run on a GPU): the sm90
+// backward's producer warpgroup runs in 24 registers (setmaxnreg 240 / 24 instead of 232 / 40;
+// attn_bwd_sm90.cu, kLean), its loader keeping its loop state in shared memory. The MMA warps get
+// 8 more registers, which lets the 80-row tile overlap S^T with dP^T again. Same GEMMs in the same
+// order: the same bits as without it. Not with the lagged-dQ draft. Read on every launch.
+inline bool bwd_producer24_enabled() { return env_set_to_one("DASH_BWD_SM90_PRODUCER24"); }
 
 // Whether the current device is compute capability 9.0 (the sm_90a kernels run nowhere else);
 // false, with the error cleared, when the query fails.

@@ -277,6 +277,7 @@ struct DetCase {
   int head_dim = 128;
   bool wide = false;
   const char* block_m = nullptr;  // DASH_BWD_SM90_BLOCK_M for the test ("80": the 80-row tiles)
+  bool producer24 = false;        // DASH_BWD_SM90_PRODUCER24=1: the 24 / 240-register split (draft)
 };
 
 class BwdSm90Determinism : public testing::TestWithParam<DetCase> {
@@ -295,6 +296,7 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
   const DetCase& c = GetParam();
   REQUIRE_SM90();
   ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", c.block_m);
+  ScopedEnv p24_env("DASH_BWD_SM90_PRODUCER24", c.producer24 ? "1" : nullptr);
   Problem pr(spec(c));
   ASSERT_TRUE(tested_forward(pr).ok());
   const AttnBwdParams p = pr.bwd_params(c.schedule);
@@ -322,6 +324,7 @@ TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
   const DetCase& c = GetParam();
   REQUIRE_SM90();
   ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", c.block_m);
+  ScopedEnv p24_env("DASH_BWD_SM90_PRODUCER24", c.producer24 ? "1" : nullptr);
   Problem pr(spec(c));
   ASSERT_TRUE(tested_forward(pr).ok());
   AttnBwdParams p = pr.bwd_params(c.schedule);
@@ -358,7 +361,7 @@ std::string det_name(const testing::TestParamInfo<DetCase>& info) {
                                       : std::string(c.dtype == DType::kBF16 ? "bf16" : "fp16") + "_d" +
                                             std::to_string(c.head_dim) + "_";
   return prefix + schedule_name(c.schedule) + (c.causal ? "_causal" : "_full") +
-         (c.block_m != nullptr ? std::string("_bm") + c.block_m : std::string());
+         (c.block_m != nullptr ? std::string("_bm") + c.block_m : std::string()) + (c.producer24 ? "_p24" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
@@ -367,7 +370,11 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
                                          DetCase{Schedule::kSymmetricShift, false},  // = shift on a full mask
                                          // the 80-row Q tiles (full masks, head_dim 128, bf16)
                                          DetCase{Schedule::kDescending, false, DType::kBF16, 128, false, "80"},
-                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "80"}),
+                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "80"},
+                                         // the 24 / 240-register split (draft), 64- and 80-row tiles
+                                         DetCase{Schedule::kDescending, true, DType::kBF16, 128, false, nullptr, true},
+                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, nullptr, true},
+                                         DetCase{Schedule::kDescending, false, DType::kBF16, 128, false, "80", true}),
                          det_name);
 
 // DASH_BWD_SM90=0 runs every case on the sm80 kernel, and the public tile query says so.
@@ -681,6 +688,26 @@ TEST(BwdSm90DualWriter, LaunchInfoReportsTheWriters) {
                                           << " dispatch " << dispatch_name(w.d);
     EXPECT_GE(info.head_block, 1);
   }
+}
+
+// DASH_BWD_SM90_PRODUCER24=1 (draft; attn_bwd_sm90.cu kLean): the producer warpgroup in 24
+// registers and the MMA warps in 240; its loader keeps its loop state in shared memory, and the
+// 80-row tile overlaps S^T with dP^T again. Same loads, same GEMMs in the same order per
+// accumulator: the same bits as the default split, with 64- and with 80-row tiles, and atomic
+// mode as accurate.
+TEST(BwdSm90Producer24, BitwiseEqualToTheDefaultPath) {
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_SM90_PRODUCER24",
+                           {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}, {DType::kFP16, 64}}, 8700);
+}
+TEST(BwdSm90Producer24, EightyRowTilesBitwiseEqualToTheDefaultSplit) {
+  REQUIRE_SM90();
+  ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", "80");  // the full-mask cases run 80-row tiles, the causal ones 64
+  expect_switch_keeps_bits("DASH_BWD_SM90_PRODUCER24", {{DType::kBF16, 128}}, 8750);
+}
+TEST(BwdSm90Producer24, AtomicModeAccurate) {
+  REQUIRE_SM90();
+  expect_atomic_accurate_with({"DASH_BWD_SM90_PRODUCER24"}, 8800);
 }
 
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
