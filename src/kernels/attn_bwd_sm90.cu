@@ -759,7 +759,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   using L = Sm90BwdSmem<D, BM>;
   constexpr bool kT80 = BM == kBM80;  // the 80-row tile (dQ transposed, one staging buffer)
   // 80-row tile at 232 registers: dP^T issued only after P^T is packed (S^T and dP^T do not
-  // overlap). With kLean's 240 they overlap as in the 64-row kernel (compile-checked: no spills).
+  // overlap), dQ^T after dK. With kLean's 240 the 64-row order, both overlaps (compile-checked: no
+  // spills, no serialized wgmma).
   constexpr bool kT80Serial = kT80 && !kLean;
   constexpr int kAcc = BM / 2;        // S^T / dP^T accumulator registers (m64nBM)
   constexpr int kKS = BM / 16;        // k-steps of P^T / dS^T in dV / dK
@@ -1144,18 +1145,34 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (have_prev) finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
           prev_i = i;
           prev_hq = hq;
+        } else if constexpr (kT80 && kLean) {
+          // 80-row tile at 240 registers (kLean): the 64-row order. dV; (named barrier: both halves
+          // of dS stored and fenced) dQ^T = K^T dS^T; dK; dQ^T staged under dK (wait_group 1).
+          // Compile-checked without spills or serialization (with S^T / dP^T overlapped too) once
+          // the KV tile was recomputed here and the warp test read here: kept from the step top
+          // they spilled (4 more values live through the P / dS math than at 232 registers).
+          issue_rs(dv, pf, L::kdOOff);
+          ptx::named_bar_sync(kBarDs, kMmaThreads);
+          float dqacc[kAcc];
+          issue_dqt(dqacc, step_use & 1);  // this warpgroup's 64 hdim rows of dQ^T
+          issue_rs(dk, df, L::kQOff);
+          const int jr = static_cast<int>(opaque(static_cast<uint32_t>(M.kv_tile(slot, side))));
+          const int rank = tid_x() < 32 ? rank_of(i_late, jr) : 0;  // under the GEMMs
+          ptx::wgmma_wait_group<1>();  // dV and dQ^T retired; dK may run
+          ptx::warpgroup_fence_operand(dqacc);
+          stage_dq(dqacc, step_use, DqMeta{b, hq, i_late, jr, task, rank, {0, 0}}, wg, 0);
+          retire_all();
+          // Q, dO, LSE, D of this stage are consumed.
+          cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
         } else if constexpr (kT80) {
-          // 80-row tile: dV and dK, (named barrier: both halves of dS stored and fenced) all
-          // retired, then dQ^T = K^T dS^T alone and its staging. With the dQ^T GEMM in flight
-          // together with dK (the 64-row order), ptxas serialized every wgmma of the kernel
+          // 80-row tile at 232 registers: dV and dK, (named barrier: both halves of dS stored and
+          // fenced) all retired, then dQ^T = K^T dS^T alone and its staging. With the dQ^T GEMM in
+          // flight together with dK (the 64-row order), ptxas serialized every wgmma of the kernel
           // (C7512: 40 dQ^T accumulators + dK's fragments + dK + dV did not fit).
           issue_rs(dv, pf, L::kdOOff);
           issue_rs(dk, df, L::kQOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
-          // kLean (S^T and dP^T overlapped, so 4 more values live through the P / dS math): the KV
-          // tile recomputed and the warp test read here; kept from the step top they spilled.
-          const int jr = kLean ? static_cast<int>(opaque(static_cast<uint32_t>(M.kv_tile(slot, side)))) : j;
-          const int rank = (kLean ? tid_x() < 32 : warp == 0) ? rank_of(i_late, jr) : 0;  // under dV / dK
+          const int rank = warp == 0 ? rank_of(i_late, j) : 0;  // under dV / dK
           retire_all();
           // Q, dO, LSE, D of this stage are consumed (the dQ^T GEMM reads K and dS).
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
@@ -1163,7 +1180,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           issue_dqt(dqacc, step_use & 1);  // this warpgroup's 64 hdim rows of dQ^T
           ptx::wgmma_wait_group<0>();
           ptx::warpgroup_fence_operand(dqacc);
-          stage_dq(dqacc, step_use, DqMeta{b, hq, kLean ? i_late : i, jr, task, rank, {0, 0}}, wg, 0);
+          stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
         } else if constexpr (D == 128) {
           // Order of the tensor-core work: dV; (named barrier: both warpgroups' dS^T stored and
           // fenced) dQ[:, 64 wg .. 64 wg + 63] = dS K[:, 64 wg ..]; dK. Commit groups retire in
