@@ -38,3 +38,14 @@ for pair in "base p24" "bm80 bm80p24"; do
   for v in $pair; do cp "$OUT"/ab-r*-"$v"-hdim*.json "$d"/ 2>/dev/null; done
   python3 scripts/ab_bits.py "$d" 2 | tail -3 | tee "$d.txt"
 done
+# Which kernel each variant ran (bench JSON: block_m, producer_regs from BwdLaunchInfo).
+python3 - "$OUT" <<'PY' | tee "$OUT/variants.txt"
+import glob, json, sys
+seen = {}
+for f in glob.glob(f"{sys.argv[1]}/ab-r*-*-hdim*.json"):
+    v = f.split("/")[-1].split("-")[2]
+    for e in json.load(open(f)):
+        seen.setdefault((v, e["hdim"], "causal" if e["causal"] else "full"), set()).add((e.get("block_m"), e.get("producer_regs")))
+for k in sorted(seen):
+    print(f"{k[0]:8} hdim {k[1]:3} {k[2]:6}: (block_m, producer_regs) {sorted(seen[k])}")
+PY

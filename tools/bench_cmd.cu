@@ -290,6 +290,7 @@ int bench_main(int argc, char** argv) {
 
     struct Row {
       dash::Schedule sched, ran; float ms; double pred_ms; std::string note; int head_block, dq_writers;
+      int block_m, producer_regs;  // the kernel that ran (BwdLaunchInfo)
       uint64_t grad_hash;  // of dq, dk, dv after the last timed run (stable for the deterministic schedules)
     };
     std::vector<Row> rows;
@@ -309,7 +310,8 @@ int bench_main(int argc, char** argv) {
       std::string note = info.note;
       if (sc == dash::Schedule::kAuto) note = std::string("-> ") + dash::schedule_name(info.schedule) + (note.empty() ? "" : "; " + note);
       const uint64_t gh = hash_device({{dq, nq * 2}, {dk, nk * 2}, {dv, nk * 2}});
-      rows.push_back({sc, info.schedule, ms, pred, note, info.head_block, info.dq_writers, gh});
+      rows.push_back({sc, info.schedule, ms, pred, note, info.head_block, info.dq_writers, info.block_m,
+                      info.producer_regs, gh});
       if (sc == dash::Schedule::kAtomic) atomic_ms = ms;
     }
     for (const Row& r : rows) {
@@ -322,12 +324,13 @@ int bench_main(int argc, char** argv) {
                     "%s  {\"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"batch\": %d, \"heads\": %d, \"kv_heads\": %d, "
                     "\"schedule\": \"%s\", \"ran\": \"%s\", \"bwd_ms\": %.4f, \"bwd_tflops\": %.2f, \"pred_ms\": %.4f, "
                     "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f, \"layout\": \"%s\", "
-                    "\"head_block\": %d, \"dq_writers\": %d, \"grad_hash\": \"%016llx\"}",
+                    "\"head_block\": %d, \"dq_writers\": %d, \"block_m\": %d, \"producer_regs\": %d, "
+                    "\"grad_hash\": \"%016llx\"}",
                     first_json ? "" : ",\n", sh.hdim, s.causal ? "true" : "false", sh.seqlen, sh.batch, sh.heads,
                     sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms,
                     bwd_flops / r.ms * 1e-9, r.pred_ms, fwd_ms, fwd_flops / fwd_ms * 1e-9,
                     atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd", r.head_block, r.dq_writers,
-                    static_cast<unsigned long long>(r.grad_hash));
+                    r.block_m, r.producer_regs, static_cast<unsigned long long>(r.grad_hash));
       json += line;
       first_json = false;
     }

@@ -97,6 +97,8 @@ struct BwdLaunchInfo {
   int min_coresident = 0;
   int head_block = 1;   // heads whose tasks are interleaved in the task order (schedule.h)
   int dq_writers = 1;   // dQ writer warps (sm90: two with dynamic dispatch, docs/bwd-sm90.md)
+  int producer_regs = 0;  // sm90: the producer warpgroup's setmaxnreg (40; 24 with the draft
+                          // DASH_BWD_SM90_PRODUCER24=1, the MMA warps then 240); 0: the sm80 kernel
   bool fell_back = false;
   char note[256] = {0};
 };

@@ -50,7 +50,9 @@ def last_bwd_info() -> Optional[dict]:
     """What the last backward launch in this process did: a dict with the concrete ``schedule``
     that ran (``auto`` resolved, or ``descending`` after a fallback), ``num_ctas``,
     ``fell_back``, ``note``, ``dispatch``, ``block_m``, ``block_n``, ``num_tasks``,
-    ``min_coresident``, ``head_block``, ``dq_writers``; None before the first backward. Needs
+    ``min_coresident``, ``head_block``, ``dq_writers``, ``producer_regs`` (the sm90 backward's
+    producer setmaxnreg: 40, or 24 with DASH_BWD_SM90_PRODUCER24=1; 0 on the sm80 kernel); None
+    before the first backward. Needs
     the extension."""
     return _ops.extension().last_bwd_info()
 

@@ -1324,7 +1324,7 @@ template <typename T, int D, bool C>
 struct MainLauncher {
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
     // DASH_BWD_SM90_PRODUCER24=1 (draft): the 24 / 240-register split (kLean); not with the lagged draft.
-    const bool lean = bwd_producer24_enabled() && !bwd_lagged_dq_enabled();
+    const bool lean = bwd_sm90_producer_regs() == kProducerRegsLean;
     if constexpr (kHasBm80<T, D, C>) {
       if (p.model.p.block_m == kBM80)
         return lean ? launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream)

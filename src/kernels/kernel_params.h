@@ -132,6 +132,9 @@ inline bool bwd_lagged_dq_enabled() { return env_set_to_one("DASH_BWD_LAGGED_DQ"
 // 8 more registers, which lets the 80-row tile overlap S^T with dP^T again. Same GEMMs in the same
 // order: the same bits as without it. Not with the lagged-dQ draft. Read on every launch.
 inline bool bwd_producer24_enabled() { return env_set_to_one("DASH_BWD_SM90_PRODUCER24"); }
+// The producer warpgroup's registers of the sm90 backward launched now: 24 with the switch (not
+// with the lagged-dQ draft), else 40. The launcher and BwdLaunchInfo::producer_regs use this.
+inline int bwd_sm90_producer_regs() { return bwd_producer24_enabled() && !bwd_lagged_dq_enabled() ? 24 : 40; }
 
 // Whether the current device is compute capability 9.0 (the sm_90a kernels run nowhere else);
 // false, with the error cleared, when the query fails.

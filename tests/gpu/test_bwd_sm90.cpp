@@ -304,6 +304,7 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
   Status st = run_sm90_bwd(pr, p, &info);
   ASSERT_TRUE(st.ok()) << st.message;
   ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
+  EXPECT_EQ(info.producer_regs, c.producer24 ? 24 : 40);
   const uint64_t h0 = pr.grad_hash();
   for (int r = 1; r < 20; ++r) {
     st = run_sm90_bwd(pr, p, &info);
@@ -486,8 +487,10 @@ namespace {
 // gradient element is written (poisoned before each run), and the sm90 kernel ran. The workspace
 // is sized with the switch on (the size query reads DASH_BWD_REPACK). Grids 0 (= SMs) and 31.
 // Runs every schedule with `env` unset (the default path) and with env=value; the bits must match.
+// want_producer_regs > 0: BwdLaunchInfo::producer_regs must be 40 on the default path and this with
+// the switch (the switch selected another kernel, not only the same one twice).
 void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType, int>>& kinds, int seed0,
-                              const char* value = "1") {
+                              const char* value = "1", int want_producer_regs = 0) {
   int idx = 0;
   for (auto [dt, d] : kinds)
     for (bool causal : {false, true})
@@ -514,12 +517,14 @@ void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType
               const Status st = run_sm90_bwd(pr, p, &info);
               if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // group > grid
               ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc) << " grid " << grid;
+              if (want_producer_regs > 0) ASSERT_EQ(info.producer_regs, 40) << "the default split did not run";
               h_default = pr.grad_hash();
             }
             const Status st = run_sm90_bwd(pr, p, &info);
             ASSERT_TRUE(st.ok()) << st.message << " " << env << "=" << value << " " << s.str() << " "
                                  << schedule_name(sc) << " grid " << grid;
             ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
+            if (want_producer_regs > 0) ASSERT_EQ(info.producer_regs, want_producer_regs) << env << " did not select it";
             std::vector<double> g;
             ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << env << ": dQ has unwritten elements " << s.str();
             ASSERT_TRUE(pr.dk.download(s.dtype, &g)) << env << ": dK has unwritten elements " << s.str();
@@ -595,7 +600,7 @@ TEST(BwdSm90EarlyRelease, BitwiseEqualToTheDefaultPath) {
 // The atomic (unordered) mode is where the switch changes the most: its writer no longer waits for
 // a tile's adds to land before the next (only before it exits). No bits to compare (atomic is not
 // deterministic): every gradient element written and within the low-precision bound of float64.
-void expect_atomic_accurate_with(const std::vector<const char*>& switches, int seed0) {
+void expect_atomic_accurate_with(const std::vector<const char*>& switches, int seed0, int want_producer_regs = 0) {
   std::vector<std::unique_ptr<ScopedEnv>> on;
   for (const char* e : switches) on.push_back(std::make_unique<ScopedEnv>(e, "1"));
   int idx = 0;
@@ -620,6 +625,7 @@ void expect_atomic_accurate_with(const std::vector<const char*>& switches, int s
           const Status st = run_sm90_bwd(pr, p, &info);
           ASSERT_TRUE(st.ok()) << st.message;
           ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
+          if (want_producer_regs > 0) ASSERT_EQ(info.producer_regs, want_producer_regs);
           check_grads(pr, c, r, info);
         }
       }
@@ -698,16 +704,17 @@ TEST(BwdSm90DualWriter, LaunchInfoReportsTheWriters) {
 TEST(BwdSm90Producer24, BitwiseEqualToTheDefaultPath) {
   REQUIRE_SM90();
   expect_switch_keeps_bits("DASH_BWD_SM90_PRODUCER24",
-                           {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}, {DType::kFP16, 64}}, 8700);
+                           {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}, {DType::kFP16, 64}}, 8700, "1",
+                           24);
 }
 TEST(BwdSm90Producer24, EightyRowTilesBitwiseEqualToTheDefaultSplit) {
   REQUIRE_SM90();
   ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", "80");  // the full-mask cases run 80-row tiles, the causal ones 64
-  expect_switch_keeps_bits("DASH_BWD_SM90_PRODUCER24", {{DType::kBF16, 128}}, 8750);
+  expect_switch_keeps_bits("DASH_BWD_SM90_PRODUCER24", {{DType::kBF16, 128}}, 8750, "1", 24);
 }
 TEST(BwdSm90Producer24, AtomicModeAccurate) {
   REQUIRE_SM90();
-  expect_atomic_accurate_with({"DASH_BWD_SM90_PRODUCER24"}, 8800);
+  expect_atomic_accurate_with({"DASH_BWD_SM90_PRODUCER24"}, 8800, 24);
 }
 
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
