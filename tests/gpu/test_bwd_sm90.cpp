@@ -779,6 +779,25 @@ TEST(BwdWorkspace, RepackSectionsOnlyWithTheSwitchAndOutsideTheZeroedRange) {
 namespace dash::test {
 namespace {
 
+// Host only: the register split the sm90 backward launches with (bwd_sm90_producer_regs, also
+// reported as BwdLaunchInfo::producer_regs): 40 by default, 24 with DASH_BWD_SM90_PRODUCER24=1,
+// and 40 again with the lagged-dQ draft (no kLean instantiation of it).
+TEST(BwdSm90ProducerSplit, TwentyFourOnlyWithTheSwitchAndNotWithTheLaggedDraft) {
+  ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
+  {
+    ScopedEnv off("DASH_BWD_SM90_PRODUCER24", nullptr);
+    EXPECT_EQ(kernels::bwd_sm90_producer_regs(), 40);
+  }
+  {
+    ScopedEnv zero("DASH_BWD_SM90_PRODUCER24", "0");
+    EXPECT_EQ(kernels::bwd_sm90_producer_regs(), 40);
+  }
+  ScopedEnv on("DASH_BWD_SM90_PRODUCER24", "1");
+  EXPECT_EQ(kernels::bwd_sm90_producer_regs(), 24);
+  ScopedEnv lagged("DASH_BWD_LAGGED_DQ", "1");
+  EXPECT_EQ(kernels::bwd_sm90_producer_regs(), 40) << "the lagged-dQ draft keeps the default split";
+}
+
 // Host only: which Q tile height the sm90 backward takes (bwd_sm90_block_m), and the workspace
 // size query covering both layouts.
 TEST(BwdSm90TileRule, EightyRowTilesOnlyWhenSelectedForFullMasksAtHeadDim128Bf16) {
