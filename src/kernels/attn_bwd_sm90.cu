@@ -533,7 +533,6 @@ template <int D, int BM>
 __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
                                          const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
                                          Sm90BwdBars& bars, const TaskRef* s_task) {
-  using L = Sm90BwdSmem<D, BM>;
   const ScheduleModel M = fixed_tiles<BM>(p.model);
   const TileProblem& tp = M.p;
   const int G = tp.q_per_kv();
@@ -597,7 +596,6 @@ template <int D, int BM>
 __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
                                               const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
                                               Sm90BwdBars& bars, const TaskRef* s_task, volatile LoaderState* s) {
-  using L = Sm90BwdSmem<D, BM>;
   ptx::prefetch_tensormap(tm_q);
   ptx::prefetch_tensormap(tm_k);
   ptx::prefetch_tensormap(tm_v);
