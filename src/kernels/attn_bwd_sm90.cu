@@ -177,23 +177,36 @@ struct Sm90BwdBars {
 };
 
 // ---- postprocess for the sm90 staging order --------------------------------------------------
+// The staged dQ chunk (one float4 of dq_accum, in a tile's staging order) this thread converts:
+// thread blockIdx.x * 256 + threadIdx.x of query head blockIdx.y, batch blockIdx.z; `tile` is the Q
+// tile (bm rows x D columns), `c` the chunk within it. False past the last Q tile.
+__device__ __forceinline__ bool staged_dq_chunk(const BwdKernelParams& p, int D, int bm, int* tile, int* c,
+                                                float4* x) {
+  const int chunks = bm * D / 4;
+  const int chunk = blockIdx.x * 256 + threadIdx.x;
+  const int h = blockIdx.y, b = blockIdx.z;
+  const TileProblem& tp = p.model.p;
+  *tile = chunk / chunks;
+  *c = chunk % chunks;
+  if (*tile >= tp.m_tiles()) return false;
+  *x = *reinterpret_cast<const float4*>(p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D +
+                                        (int64_t)*tile * bm * D + 4 * *c);
+  return true;
+}
 // dq_accum tile = [WG w (D/64)][k (8)][thread t (128)] float4: acc[4k..4k+3] of MMA thread t of
 // warpgroup w, whose accumulator covers dQ columns 64w..64w+63 (fragment.cuh layout):
 // (r, c), (r, c+1), (r+8, c), (r+8, c+1) with r = 16(t/32) + (t%32)/4, c = 64w + 8k + 2(t%4).
 // hdim 64: one column chunk, w = 0, whichever warpgroup computed the tile.
 template <typename T>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernelParams p, int D) {
-  const int chunks = kBM * D / 4;
-  const int chunk = blockIdx.x * 256 + threadIdx.x;
-  const int h = blockIdx.y, b = blockIdx.z;
+  int tile, c;
+  float4 x;
+  if (!staged_dq_chunk(p, D, kBM, &tile, &c, &x)) return;
   const TileProblem& tp = p.model.p;
-  const int tile = chunk / chunks, c = chunk % chunks;
-  if (tile >= tp.m_tiles()) return;
+  const int h = blockIdx.y, b = blockIdx.z;
   const int w = c / (8 * 128), k = (c / 128) % 8, t = c % 128;
   const int row0 = tile * kBM + 16 * (t / 32) + (t % 32) / 4;
   const int col = 64 * w + 8 * k + 2 * (t % 4);
-  const float4 x = *reinterpret_cast<const float4*>(
-      p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D + (int64_t)tile * kBM * D + 4 * c);
   using V2 = typename Vec2<T>::type;
   T* dst = static_cast<T*>(p.dq.ptr) + b * p.dq.sb + h * p.dq.sh + col;
   if (row0 < tp.seqlen_q) *reinterpret_cast<V2*>(dst + row0 * p.dq.ss) = Vec2<T>::make(x.x * p.scale, x.y * p.scale);
@@ -208,17 +221,14 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
 template <typename T>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
   constexpr int D = 128, kN = kBM80 / 8;
-  constexpr int chunks = kBM80 * D / 4;
-  const int chunk = blockIdx.x * 256 + threadIdx.x;
-  const int h = blockIdx.y, b = blockIdx.z;
+  int tile, c;
+  float4 x;
+  if (!staged_dq_chunk(p, D, kBM80, &tile, &c, &x)) return;
   const TileProblem& tp = p.model.p;
-  const int tile = chunk / chunks, c = chunk % chunks;
-  if (tile >= tp.m_tiles()) return;
+  const int h = blockIdx.y, b = blockIdx.z;
   const int w = c / (kN * 128), n = (c / 128) % kN, t = c % 128;
   const int d = 64 * w + 16 * (t / 32) + (t % 32) / 4;
   const int q0 = tile * kBM80 + 8 * n + 2 * (t % 4);
-  const float4 x = *reinterpret_cast<const float4*>(
-      p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D + (int64_t)tile * kBM80 * D + 4 * c);
   T* dst = static_cast<T*>(p.dq.ptr) + b * p.dq.sb + h * p.dq.sh + d;
   if (q0 < tp.seqlen_q) {
     dst[(int64_t)q0 * p.dq.ss] = static_cast<T>(x.x * p.scale);
@@ -587,7 +597,8 @@ __device__ __forceinline__ int opaque_int(int x) { return static_cast<int>(opaqu
 // query heads per KV head, a division) and spilled 68 B. Here the loop state is in shared memory
 // (volatile: read where used, written back at once; one thread, so no races) and every
 // schedule-model value is recomputed from the kernel parameters where it is used (opaque_int:
-// not hoisted). The loader issues one step per ~1 us, so the extra shared-memory traffic is noise.
+// not hoisted). A step takes microseconds of MMA work, so the loader's extra shared-memory accesses
+// (a few dozen per step) are noise.
 struct LoaderState {
   int it, side_use, step_use;  // task ring index, K/V side uses, Q/dO stage uses
   int slot, b, hk, side, nsides, t, nsteps, i, g;
