@@ -281,12 +281,11 @@ int bench_main(int argc, char** argv) {
     std::printf("%-5d %-6s %-6d %-6d %-16s %9.3f %8.1f %9s %8s\n", sh.hdim, mask, sh.seqlen, sh.batch, "forward",
                 fwd_ms, fwd_flops / fwd_ms * 1e-9, "", "");
 
-    int bm, bn;
-    dash::bwd_tile_sizes(s, &bm, &bn);
+    // The planner's prediction for each row models the tiles that row's kernel ran (BwdLaunchInfo:
+    // 80-row Q tiles for atomic and shift at full masks, head_dim 128, bf16, >= 1k).
     dash::TileProblem tp;
     tp.batch = s.batch; tp.heads_q = s.heads_q; tp.heads_kv = s.heads_kv; tp.seqlen_q = s.seqlen_q;
-    tp.seqlen_k = s.seqlen_k; tp.block_m = bm; tp.block_n = bn; tp.causal = s.causal;
-    const dash::CostModel cm = dash::CostModel::for_shape(s.head_dim, bm, bn, dash::CostParams::for_tiles(bm, bn));
+    tp.seqlen_k = s.seqlen_k; tp.causal = s.causal;
 
     struct Row {
       dash::Schedule sched, ran; float ms; double pred_ms; std::string note; int head_block, dq_writers;
@@ -306,6 +305,10 @@ int bench_main(int argc, char** argv) {
       dash::BwdLaunchInfo info;
       const float ms = time_ms([&] { st = dash::attn_bwd(bp, ws, ws_bytes, nullptr, &info); }, opt.reps);
       if (!st.ok()) { std::fprintf(stderr, "attn_bwd(%s): %s\n", dash::schedule_name(sc), st.message); return 1; }
+      tp.block_m = info.block_m;
+      tp.block_n = info.block_n;
+      const dash::CostModel cm = dash::CostModel::for_shape(s.head_dim, tp.block_m, tp.block_n,
+                                                            dash::CostParams::for_tiles(tp.block_m, tp.block_n));
       const double pred = dash::plan::predict_us(tp, info.schedule, cm, info.num_ctas, opt.dispatch) * 1e-3;
       std::string note = info.note;
       if (sc == dash::Schedule::kAuto) note = std::string("-> ") + dash::schedule_name(info.schedule) + (note.empty() ? "" : "; " + note);

@@ -97,8 +97,8 @@ struct BwdLaunchInfo {
   int min_coresident = 0;
   int head_block = 1;   // heads whose tasks are interleaved in the task order (schedule.h)
   int dq_writers = 1;   // dQ writer warps (sm90: two with dynamic dispatch, docs/bwd-sm90.md)
-  int producer_regs = 0;  // sm90: the producer warpgroup's setmaxnreg (40; 24 with the draft
-                          // DASH_BWD_SM90_PRODUCER24=1, the MMA warps then 240); 0: the sm80 kernel
+  int producer_regs = 0;  // sm90: the producer warpgroup's setmaxnreg (40, the MMA warps 232; 24 with
+                          // 80-row tiles or DASH_BWD_SM90_PRODUCER24=1, the MMA warps then 240); 0: sm80
   bool fell_back = false;
   char note[256] = {0};
 };
@@ -115,8 +115,10 @@ size_t attn_bwd_workspace_size(const AttnShape& shape);
 Status attn_bwd(const AttnBwdParams& params, void* workspace, size_t workspace_bytes,
                 cudaStream_t stream, BwdLaunchInfo* info = nullptr);
 
-// Tile sizes the backward kernel uses for a shape (the planner models the same tiles).
-void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n);
+// Tile sizes the backward kernel uses for a shape and schedule (the planner models the same tiles).
+// On the sm90 kernel, full masks at head_dim 128 in bf16 run 80-row Q tiles for atomic, shift and
+// symmetric shift from 1024 rows and keys; kAuto is resolved with the 64-row tiles.
+void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n, Schedule schedule = Schedule::kAuto);
 
 // The schedule `auto` resolves to for a shape on the current device.
 Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms);

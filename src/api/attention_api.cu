@@ -201,9 +201,9 @@ bool bwd_uses_sm90(const AttnShape& s) {
 }
 }  // namespace
 
-void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n) {
+void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n, Schedule schedule) {
   const bool sm90 = bwd_uses_sm90(shape);
-  *block_m = sm90 ? kernels::bwd_sm90_block_m(shape) : kernels::kBwdBlockM;
+  *block_m = sm90 ? kernels::bwd_sm90_block_m(shape, schedule) : kernels::kBwdBlockM;
   *block_n = sm90 ? kernels::kBwdSm90BlockN : kernels::kBwdBlockN;
 }
 
@@ -321,9 +321,11 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
                                      a.pointers_verified));
   DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false, a.pointers_verified));
 
-  // The Q tile height of the sm90 path for this shape (64 rows; 80 where DASH_BWD_SM90_BLOCK_M=80
-  // selects the measured variant, kernels::bwd_sm90_block_m); the workspace layout follows it (re-laid out below if the sm80 kernel runs after all).
-  const int sm90_bm = bwd_uses_sm90(s) ? kernels::bwd_sm90_block_m(s) : kernels::kBwdBlockM;
+  // The Q tile height of the sm90 path for this shape and schedule (64 rows; 80 for atomic and
+  // shift at full masks, head_dim 128, bf16, >= 1k, or where DASH_BWD_SM90_BLOCK_M=80 selects it:
+  // kernels::bwd_sm90_block_m; auto is resolved with 64-row tiles); the workspace layout follows
+  // it (re-laid out below if the sm80 kernel runs after all).
+  const int sm90_bm = bwd_uses_sm90(s) ? kernels::bwd_sm90_block_m(s, a.schedule) : kernels::kBwdBlockM;
   kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(s, sm90_bm);
   if (workspace == nullptr) return make_status(StatusCode::kInvalidArgument, "workspace is null");
   if (reinterpret_cast<uintptr_t>(workspace) % 256 != 0)
@@ -366,6 +368,13 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
 
   Schedule sched =
       a.schedule == Schedule::kAuto ? resolve_auto_schedule_tiles(s, capacity, block_n, block_m) : a.schedule;
+  // auto runs its choice exactly as the explicit schedule would (same tiles, same bits): where
+  // that schedule takes other tiles (kernels::bwd_sm90_block_m), launch it as explicit.
+  if (a.schedule == Schedule::kAuto && use_sm90 && kernels::bwd_sm90_block_m(s, sched) != block_m) {
+    AttnBwdParams explicit_params = a;
+    explicit_params.schedule = sched;
+    return attn_bwd(explicit_params, workspace, workspace_bytes, stream, info);
+  }
   const TileProblem tp = tile_problem(s, block_n, block_m);
   // DASH_STRIDED_SHIFT=1: the strided starts of shift / symmetric shift (schedule.h), an
   // experiment not yet measured on a GPU; other bits (a pure function of shape and schedule).
@@ -485,7 +494,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.min_coresident = model.min_coresident();
     li.head_block = model.head_block;
     li.dq_writers = use_sm90 && p.dual_writer ? 2 : 1;
-    li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs() : 0;
+    li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m) : 0;
     *info = li;
   }
   return Status{};

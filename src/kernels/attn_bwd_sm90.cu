@@ -1332,8 +1332,9 @@ constexpr bool kHasBm80 = D == 128 && !C && std::is_same_v<T, __nv_bfloat16>;
 template <typename T, int D, bool C>
 struct MainLauncher {
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-    // DASH_BWD_SM90_PRODUCER24=1 (draft): the 24 / 240-register split (kLean); not with the lagged draft.
-    const bool lean = bwd_sm90_producer_regs() == kProducerRegsLean;
+    // The 24 / 240-register split (kLean): the 80-row tiles' default, DASH_BWD_SM90_PRODUCER24
+    // forces it on / off (bwd_sm90_producer_regs); not with the lagged draft.
+    const bool lean = bwd_sm90_producer_regs(p.model.p.block_m) == kProducerRegsLean;
     if constexpr (kHasBm80<T, D, C>) {
       if (p.model.p.block_m == kBM80)
         return lean ? launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream)

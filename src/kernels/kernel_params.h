@@ -126,15 +126,24 @@ inline bool env_not_zero(const char* var) {
 // each step's dQ GEMM one step later and drops the per-step named barrier between its MMA
 // warpgroups (attn_bwd_sm90.cu, kLag). Same bits. Read on every launch.
 inline bool bwd_lagged_dq_enabled() { return env_set_to_one("DASH_BWD_LAGGED_DQ"); }
-// DASH_BWD_SM90_PRODUCER24=1 (DRAFT; compile-checked on 2026-12-01, not yet run on a GPU): the sm90
-// backward's producer warpgroup runs in 24 registers (setmaxnreg 240 / 24 instead of 232 / 40;
-// attn_bwd_sm90.cu, kLean), its loader keeping its loop state in shared memory. The MMA warps get
-// 8 more registers, which lets the 80-row tile overlap S^T with dP^T again. Same GEMMs in the same
-// order: the same bits as without it. Not with the lagged-dQ draft. Read on every launch.
-inline bool bwd_producer24_enabled() { return env_set_to_one("DASH_BWD_SM90_PRODUCER24"); }
-// The producer warpgroup's registers of the sm90 backward launched now: 24 with the switch (not
-// with the lagged-dQ draft), else 40. The launcher and BwdLaunchInfo::producer_regs use this.
-inline int bwd_sm90_producer_regs() { return bwd_producer24_enabled() && !bwd_lagged_dq_enabled() ? 24 : 40; }
+// DASH_BWD_SM90_PRODUCER24: the sm90 backward's register split. The kLean kernels
+// (attn_bwd_sm90.cu) run the producer warpgroup in 24 registers and the MMA warps in 240 (instead
+// of 40 / 232); the loader keeps its loop state in shared memory, and the 80-row tile overlaps S^T
+// with dP^T again. Same GEMMs in the same order: the same bits with either split. Measured on the
+// H200 (fifteenth session, docs/perf.md v16): with 64-row tiles 24 / 240 is 1-3% slower (hdim 128
+// bwd geomean 0.974, hdim 64 0.989); with 80-row tiles atomic 3.5-5.5% faster at 2k-16k, shift
+// 0-4% faster, descending 1-3% slower. So the 80-row tiles (the default for atomic and shift
+// only) run the lean split and the 64-row tiles the 40 / 232 one.
+// The producer warpgroup's registers of the sm90 backward launched now with `block_m`-row Q tiles:
+// 24 for 80-row tiles, 40 for 64-row ones, unless DASH_BWD_SM90_PRODUCER24 is set (=1: 24, other
+// values: 40); 40 with the lagged-dQ draft (no kLean instantiation). Read on every launch; the
+// launcher and BwdLaunchInfo::producer_regs use this.
+inline int bwd_sm90_producer_regs(int block_m) {
+  if (bwd_lagged_dq_enabled()) return 40;
+  const char* e = std::getenv("DASH_BWD_SM90_PRODUCER24");
+  if (e != nullptr && *e != '\0') return std::strcmp(e, "1") == 0 ? 24 : 40;
+  return block_m == 80 ? 24 : 40;
+}
 
 // Whether the current device is compute capability 9.0 (the sm_90a kernels run nowhere else);
 // false, with the error cleared, when the query fails.
@@ -193,7 +202,7 @@ constexpr int kFwdBlockN = 64;
 
 // ---- Hopper backward (attn_bwd_sm90.cu), the default where it applies (DASH_BWD_SM90=0 disables). ----
 // Same Q tile height as the sm80 kernel by default, 128-key KV tiles; 80-row Q tiles for full
-// masks at head_dim 128, bf16, when selected (bwd_sm90_block_m: a measured variant, not the default). The workspace layout follows the tile height
+// masks at head_dim 128, bf16, for the schedules bwd_sm90_block_m gives them to. The workspace layout follows the tile height
 // (bwd_workspace_layout(shape, block_m)); attn_bwd_workspace_size covers both.
 constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockM80 = 80;
@@ -205,17 +214,26 @@ static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm8
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   return s.dtype == DType::kBF16 && s.head_dim == 128 && !s.causal && !bwd_lagged_dq_enabled();
 }
-// The Q tile height of the sm90 backward for `s`: 64 rows by default; DASH_BWD_SM90_BLOCK_M=80
-// selects the 80-row tiles where bwd_sm90_has_bm80 (read on every call: set it before
-// attn_bwd_workspace_size). DRAFT, measured and not the default (thirteenth session, docs/perf.md
-// v14): inside the peers benchmark (PyTorch tensors, alternating processes) the 80-row tiles ran
-// the ordered schedules 0.88-0.98x as fast as the 64-row ones at hdim 128 full 4k-16k (descending
-// 0.88 / 0.95 / 0.98) and atomic 0.98-1.00x, so the loss is the ordered dQ chain: one staging
-// buffer, the MMA warps wait for the writer's semaphore. (The CLI A/B, `dash-attn bench`, had
-// descending 1.07x faster at 16k and 0.84-0.95x at 512-8k: not reproduced in peers.)
-inline int bwd_sm90_block_m(const AttnShape& s) {
+// The 80-row tile is the default for these schedules from this many rows and keys (below it the
+// padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).
+constexpr int kBwdSm90Bm80MinSeqlen = 1024;
+// The Q tile height of the sm90 backward for `s` under `schedule`, where bwd_sm90_has_bm80(s):
+//  - DASH_BWD_SM90_BLOCK_M=80 / any other value: 80- / 64-row tiles for every schedule;
+//  - unset: 80 rows for atomic, shift and symmetric shift (= shift on a full mask) when seqlen_q
+//    and seqlen_k are >= kBwdSm90Bm80MinSeqlen, else 64.
+// Measured on the H200 (fifteenth session, docs/perf.md v16, 80 rows with the 24 / 240 split
+// against 64 rows, hdim 128 full, 1k-16k): atomic 1.02-1.10x, shift 1.06-1.17x, but descending
+// 0.86-0.98x (its ordered dQ chain waits for the one staging buffer's writer: v14). kAuto (the
+// planner resolves it with 64-row tiles) and the ordered schedules keep 64 rows.
+// A function of shape and schedule only, so the bits do not depend on the device or grid.
+// Read on every call: set DASH_BWD_SM90_BLOCK_M before attn_bwd_workspace_size.
+inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
+  if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
   const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
-  return bwd_sm90_has_bm80(s) && e != nullptr && std::strcmp(e, "80") == 0 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
+  if (e != nullptr && *e != '\0') return std::strcmp(e, "80") == 0 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
+  const bool slack = schedule == Schedule::kAtomic || schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
+  return slack && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen ? kBwdSm90BlockM80
+                                                                                               : kBwdSm90BlockM;
 }
 struct BwdSm90Maps {
   CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle

@@ -9,6 +9,7 @@
 // Instantiations BwdSm90Wide/...: fp16 at head_dim 64/128 and bf16 at head_dim 64 (drafts behind
 // DASH_SM90_DRAFT=1 until they passed on an H200; now the default), the same accuracy criterion and
 // determinism checks. DASH_BWD_SM90=0 runs every case on the sm80 kernel (BwdSm90Fallback).
+#include <cstring>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -219,6 +220,16 @@ Status tested_forward(Problem& pr) { return pr.forward(); }
 
 class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 
+// The Q tile height the sm90 backward takes by default, written out here (not read from
+// kernels::bwd_sm90_block_m, which BwdSm90TileRule tests): 80 rows for atomic, shift and symmetric
+// shift (= shift on a full mask) at full masks, head_dim 128, bf16, from 1024 rows and keys.
+int expected_block_m(const ProblemSpec& s, Schedule sc) {
+  const bool slack = sc == Schedule::kAtomic || sc == Schedule::kShift || sc == Schedule::kSymmetricShift;
+  return slack && !s.causal && s.head_dim == 128 && s.dtype == DType::kBF16 && s.seqlen_q >= 1024 && s.seqlen_k >= 1024
+             ? kernels::kBwdSm90BlockM80
+             : kernels::kBwdSm90BlockM;
+}
+
 TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   const Sm90Case& c = GetParam();
   REQUIRE_SM90();
@@ -231,10 +242,11 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   ASSERT_TRUE(st.ok()) << st.message;
   CUDA_OK(cudaDeviceSynchronize());
 
-  // Full masks at head_dim 128 (bf16) also run the 80-row Q tiles (DASH_BWD_SM90_BLOCK_M=80, a
-  // measured variant, not the default).
+  // Full masks at head_dim 128 (bf16) run both Q tile heights: the default for the schedule
+  // (expected_block_m) and the forced ones (DASH_BWD_SM90_BLOCK_M=80 / =64).
   const bool has80 = c.spec.head_dim == 128 && !c.spec.causal && c.spec.dtype == DType::kBF16;
-  for (const char* bm_env : {static_cast<const char*>(nullptr), "80"}) {
+  ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+  for (const char* bm_env : {static_cast<const char*>(nullptr), "80", "64"}) {
     if (bm_env != nullptr && !has80) continue;
     ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
     BwdLaunchInfo info;
@@ -242,7 +254,9 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
     ASSERT_TRUE(st.ok()) << st.message;
     CUDA_OK(cudaGetLastError());
     ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
-    ASSERT_EQ(info.block_m, bm_env != nullptr ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
+    ASSERT_EQ(info.block_m, bm_env == nullptr ? expected_block_m(c.spec, c.schedule)
+                            : std::strcmp(bm_env, "80") == 0 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
+    ASSERT_EQ(info.producer_regs, info.block_m == kernels::kBwdSm90BlockM80 ? 24 : 40) << "the tile's default split";
     check_grads(pr, c, r, info);
   }
 }
@@ -277,7 +291,8 @@ struct DetCase {
   int head_dim = 128;
   bool wide = false;
   const char* block_m = nullptr;  // DASH_BWD_SM90_BLOCK_M for the test ("80": the 80-row tiles)
-  bool producer24 = false;        // DASH_BWD_SM90_PRODUCER24=1: the 24 / 240-register split (draft)
+  const char* producer24 = nullptr;  // DASH_BWD_SM90_PRODUCER24 ("1": 24 / 240 registers, "0": 40 / 232;
+                                     // unset: 24 with 80-row tiles, 40 with 64-row ones)
 };
 
 class BwdSm90Determinism : public testing::TestWithParam<DetCase> {
@@ -296,7 +311,7 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
   const DetCase& c = GetParam();
   REQUIRE_SM90();
   ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", c.block_m);
-  ScopedEnv p24_env("DASH_BWD_SM90_PRODUCER24", c.producer24 ? "1" : nullptr);
+  ScopedEnv p24_env("DASH_BWD_SM90_PRODUCER24", c.producer24);
   Problem pr(spec(c));
   ASSERT_TRUE(tested_forward(pr).ok());
   const AttnBwdParams p = pr.bwd_params(c.schedule);
@@ -304,7 +319,11 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
   Status st = run_sm90_bwd(pr, p, &info);
   ASSERT_TRUE(st.ok()) << st.message;
   ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
-  EXPECT_EQ(info.producer_regs, c.producer24 ? 24 : 40);
+  const int want_bm = c.block_m == nullptr ? expected_block_m(spec(c), c.schedule)
+                      : std::strcmp(c.block_m, "80") == 0 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM;
+  EXPECT_EQ(info.block_m, want_bm);
+  EXPECT_EQ(info.producer_regs, c.producer24 != nullptr ? (std::strcmp(c.producer24, "1") == 0 ? 24 : 40)
+                                : want_bm == kernels::kBwdSm90BlockM80 ? 24 : 40);
   const uint64_t h0 = pr.grad_hash();
   for (int r = 1; r < 20; ++r) {
     st = run_sm90_bwd(pr, p, &info);
@@ -313,9 +332,8 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
   }
   {  // The public tile query reports the tiles of the kernel that ran.
     int bm = 0, bn = 0;
-    bwd_tile_sizes(pr.shape, &bm, &bn);
-    // 80-row tiles: selected by the case (DASH_BWD_SM90_BLOCK_M=80; not the default)
-    EXPECT_EQ(bm, c.block_m != nullptr ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
+    bwd_tile_sizes(pr.shape, &bm, &bn, c.schedule);
+    EXPECT_EQ(bm, want_bm);
     EXPECT_EQ(bm, info.block_m);
     EXPECT_EQ(bn, kernels::kBwdSm90BlockN);
   }
@@ -325,7 +343,7 @@ TEST_P(BwdSm90Determinism, IndependentOfGridSizeAndDispatch) {
   const DetCase& c = GetParam();
   REQUIRE_SM90();
   ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", c.block_m);
-  ScopedEnv p24_env("DASH_BWD_SM90_PRODUCER24", c.producer24 ? "1" : nullptr);
+  ScopedEnv p24_env("DASH_BWD_SM90_PRODUCER24", c.producer24);
   Problem pr(spec(c));
   ASSERT_TRUE(tested_forward(pr).ok());
   AttnBwdParams p = pr.bwd_params(c.schedule);
@@ -362,21 +380,53 @@ std::string det_name(const testing::TestParamInfo<DetCase>& info) {
                                       : std::string(c.dtype == DType::kBF16 ? "bf16" : "fp16") + "_d" +
                                             std::to_string(c.head_dim) + "_";
   return prefix + schedule_name(c.schedule) + (c.causal ? "_causal" : "_full") +
-         (c.block_m != nullptr ? std::string("_bm") + c.block_m : std::string()) + (c.producer24 ? "_p24" : "");
+         (c.block_m != nullptr ? std::string("_bm") + c.block_m : std::string()) + (c.producer24 == nullptr ? std::string() : std::strcmp(c.producer24, "1") == 0 ? "_p24" : "_p40");
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
                          testing::Values(DetCase{Schedule::kDescending, false}, DetCase{Schedule::kDescending, true},
                                          DetCase{Schedule::kSymmetricShift, true},
-                                         DetCase{Schedule::kSymmetricShift, false},  // = shift on a full mask
-                                         // the 80-row Q tiles (full masks, head_dim 128, bf16)
+                                         // = shift on a full mask: 80-row tiles, 24 / 240 registers by default
+                                         DetCase{Schedule::kSymmetricShift, false},
+                                         DetCase{Schedule::kShift, false},
+                                         // forced tile heights (DASH_BWD_SM90_BLOCK_M) and register splits
                                          DetCase{Schedule::kDescending, false, DType::kBF16, 128, false, "80"},
-                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "80"},
-                                         // the 24 / 240-register split (draft), 64- and 80-row tiles
-                                         DetCase{Schedule::kDescending, true, DType::kBF16, 128, false, nullptr, true},
-                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, nullptr, true},
-                                         DetCase{Schedule::kDescending, false, DType::kBF16, 128, false, "80", true}),
+                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "64"},
+                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "80", "0"},
+                                         DetCase{Schedule::kDescending, false, DType::kBF16, 128, false, "80", "0"},
+                                         DetCase{Schedule::kDescending, true, DType::kBF16, 128, false, nullptr, "1"},
+                                         DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "64", "1"}),
                          det_name);
+
+// auto runs the schedule it resolves to exactly as the explicit schedule runs: same tiles, same
+// register split, same bits (attn_bwd relaunches auto as explicit where the resolved schedule
+// takes 80-row tiles). The 80-row shapes (full, head_dim 128, bf16, >= 1k) and a 64-row one.
+TEST(BwdSm90Auto, RunsItsScheduleAsTheExplicitOne) {
+  REQUIRE_SM90();
+  ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
+  ScopedEnv p24_env("DASH_BWD_SM90_PRODUCER24", nullptr);
+  int idx = 0;
+  for (auto [sq, causal] : {std::pair{2048, false}, std::pair{1024, false}, std::pair{2048, true}}) {
+    ProblemSpec s;
+    s.batch = 2; s.seqlen_q = sq; s.seqlen_k = sq; s.heads_q = 8; s.heads_kv = 2; s.head_dim = 128;
+    s.dtype = DType::kBF16; s.causal = causal; s.seed = 8900 + idx++;
+    Problem pr(s);
+    ASSERT_TRUE(tested_forward(pr).ok());
+    BwdLaunchInfo auto_info, explicit_info;
+    Status st = run_sm90_bwd(pr, pr.bwd_params(Schedule::kAuto), &auto_info);
+    ASSERT_TRUE(st.ok()) << st.message;
+    ASSERT_EQ(auto_info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
+    ASSERT_NE(auto_info.schedule, Schedule::kAuto);
+    const uint64_t h_auto = pr.grad_hash();
+    st = run_sm90_bwd(pr, pr.bwd_params(auto_info.schedule), &explicit_info);
+    ASSERT_TRUE(st.ok()) << st.message;
+    EXPECT_EQ(explicit_info.schedule, auto_info.schedule);
+    EXPECT_EQ(auto_info.block_m, explicit_info.block_m) << schedule_name(auto_info.schedule) << " " << s.str();
+    EXPECT_EQ(auto_info.block_m, expected_block_m(s, auto_info.schedule));
+    EXPECT_EQ(auto_info.producer_regs, explicit_info.producer_regs);
+    EXPECT_EQ(pr.grad_hash(), h_auto) << "auto and " << schedule_name(auto_info.schedule) << " differ " << s.str();
+  }
+}
 
 // DASH_BWD_SM90=0 runs every case on the sm80 kernel, and the public tile query says so.
 TEST(BwdSm90Fallback, DisabledRunsTheSm80Kernel) {
@@ -490,7 +540,7 @@ namespace {
 // want_producer_regs > 0: BwdLaunchInfo::producer_regs must be 40 on the default path and this with
 // the switch (the switch selected another kernel, not only the same one twice).
 void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType, int>>& kinds, int seed0,
-                              const char* value = "1", int want_producer_regs = 0) {
+                              const char* value = "1", int want_producer_regs = 0, const char* off_value = nullptr) {
   int idx = 0;
   for (auto [dt, d] : kinds)
     for (bool causal : {false, true})
@@ -513,7 +563,7 @@ void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType
             BwdLaunchInfo info;
             uint64_t h_default = 0;
             {
-              ScopedEnv off(env, nullptr);
+              ScopedEnv off(env, off_value);
               const Status st = run_sm90_bwd(pr, p, &info);
               if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // group > grid
               ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc) << " grid " << grid;
@@ -696,21 +746,21 @@ TEST(BwdSm90DualWriter, LaunchInfoReportsTheWriters) {
   }
 }
 
-// DASH_BWD_SM90_PRODUCER24=1 (draft; attn_bwd_sm90.cu kLean): the producer warpgroup in 24
-// registers and the MMA warps in 240; its loader keeps its loop state in shared memory, and the
-// 80-row tile overlaps S^T with dP^T again. Same loads, same GEMMs in the same order per
-// accumulator: the same bits as the default split, with 64- and with 80-row tiles, and atomic
-// mode as accurate.
+// The 24 / 240-register split (attn_bwd_sm90.cu kLean; the 80-row tiles' default,
+// DASH_BWD_SM90_PRODUCER24=1 / =0 forces it on / off): the producer warpgroup in 24 registers and the
+// MMA warps in 240; its loader keeps its loop state in shared memory, and the 80-row tile overlaps
+// S^T with dP^T again. Same loads, same GEMMs in the same order per accumulator: the same bits as
+// the 40 / 232 split, with 64- and with 80-row tiles, and atomic mode as accurate.
 TEST(BwdSm90Producer24, BitwiseEqualToTheDefaultPath) {
   REQUIRE_SM90();
   expect_switch_keeps_bits("DASH_BWD_SM90_PRODUCER24",
                            {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}, {DType::kFP16, 64}}, 8700, "1",
-                           24);
+                           24, "0");
 }
 TEST(BwdSm90Producer24, EightyRowTilesBitwiseEqualToTheDefaultSplit) {
   REQUIRE_SM90();
   ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", "80");  // the full-mask cases run 80-row tiles, the causal ones 64
-  expect_switch_keeps_bits("DASH_BWD_SM90_PRODUCER24", {{DType::kBF16, 128}}, 8750, "1", 24);
+  expect_switch_keeps_bits("DASH_BWD_SM90_PRODUCER24", {{DType::kBF16, 128}}, 8750, "1", 24, "0");
 }
 TEST(BwdSm90Producer24, AtomicModeAccurate) {
   REQUIRE_SM90();
@@ -780,51 +830,67 @@ namespace dash::test {
 namespace {
 
 // Host only: the register split the sm90 backward launches with (bwd_sm90_producer_regs, also
-// reported as BwdLaunchInfo::producer_regs): 40 by default, 24 with DASH_BWD_SM90_PRODUCER24=1,
-// and 40 again with the lagged-dQ draft (no kLean instantiation of it).
-TEST(BwdSm90ProducerSplit, TwentyFourOnlyWithTheSwitchAndNotWithTheLaggedDraft) {
+// reported as BwdLaunchInfo::producer_regs): 24 with 80-row tiles and 40 with 64-row ones by
+// default, DASH_BWD_SM90_PRODUCER24=1 / =0 forcing 24 / 40, and 40 with the lagged-dQ draft (no
+// kLean instantiation of it).
+TEST(BwdSm90ProducerSplit, LeanForEightyRowTilesAndWhereForced) {
   ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
   {
     ScopedEnv off("DASH_BWD_SM90_PRODUCER24", nullptr);
-    EXPECT_EQ(kernels::bwd_sm90_producer_regs(), 40);
+    EXPECT_EQ(kernels::bwd_sm90_producer_regs(64), 40);
+    EXPECT_EQ(kernels::bwd_sm90_producer_regs(80), 24);
   }
   {
     ScopedEnv zero("DASH_BWD_SM90_PRODUCER24", "0");
-    EXPECT_EQ(kernels::bwd_sm90_producer_regs(), 40);
+    EXPECT_EQ(kernels::bwd_sm90_producer_regs(64), 40);
+    EXPECT_EQ(kernels::bwd_sm90_producer_regs(80), 40);
   }
   ScopedEnv on("DASH_BWD_SM90_PRODUCER24", "1");
-  EXPECT_EQ(kernels::bwd_sm90_producer_regs(), 24);
+  EXPECT_EQ(kernels::bwd_sm90_producer_regs(64), 24);
+  EXPECT_EQ(kernels::bwd_sm90_producer_regs(80), 24);
   ScopedEnv lagged("DASH_BWD_LAGGED_DQ", "1");
-  EXPECT_EQ(kernels::bwd_sm90_producer_regs(), 40) << "the lagged-dQ draft keeps the default split";
+  EXPECT_EQ(kernels::bwd_sm90_producer_regs(64), 40) << "the lagged-dQ draft keeps the default split";
 }
 
 // Host only: which Q tile height the sm90 backward takes (bwd_sm90_block_m), and the workspace
 // size query covering both layouts.
-TEST(BwdSm90TileRule, EightyRowTilesOnlyWhenSelectedForFullMasksAtHeadDim128Bf16) {
+TEST(BwdSm90TileRule, EightyRowTilesForAtomicAndShiftAtFullMasksHeadDim128Bf16) {
   ScopedEnv clear("DASH_BWD_SM90_BLOCK_M", nullptr);
   ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
-  auto bm = [&](int seqlen, bool causal, DType dt, int d) {
+  auto bm = [&](int seqlen, bool causal, DType dt, int d, Schedule sc, int seqlen_k = 0) {
     AttnShape x = s;
-    x.seqlen_q = x.seqlen_k = seqlen; x.causal = causal; x.dtype = dt; x.head_dim = d;
-    return kernels::bwd_sm90_block_m(x);
+    x.seqlen_q = seqlen; x.seqlen_k = seqlen_k > 0 ? seqlen_k : seqlen; x.causal = causal; x.dtype = dt; x.head_dim = d;
+    return kernels::bwd_sm90_block_m(x, sc);
   };
-  EXPECT_EQ(bm(16384, false, DType::kBF16, 128), kernels::kBwdSm90BlockM) << "64-row tiles by default";
-  EXPECT_EQ(bm(300, false, DType::kBF16, 128), kernels::kBwdSm90BlockM);
+  const int k64 = kernels::kBwdSm90BlockM, k80 = kernels::kBwdSm90BlockM80;
+  const DType bf = DType::kBF16;
+  for (Schedule sc : {Schedule::kAtomic, Schedule::kShift, Schedule::kSymmetricShift}) {
+    EXPECT_EQ(bm(16384, false, bf, 128, sc), k80) << schedule_name(sc);
+    EXPECT_EQ(bm(1024, false, bf, 128, sc), k80) << schedule_name(sc);
+    EXPECT_EQ(bm(1000, false, bf, 128, sc), k64) << schedule_name(sc) << ": below 1024 rows";
+    EXPECT_EQ(bm(4096, false, bf, 128, sc, 1000), k64) << schedule_name(sc) << ": below 1024 keys";
+    EXPECT_EQ(bm(4096, true, bf, 128, sc), k64) << schedule_name(sc) << ": causal keeps 64-row tiles";
+    EXPECT_EQ(bm(4096, false, DType::kFP16, 128, sc), k64) << schedule_name(sc) << ": no fp16 80-row kernel";
+    EXPECT_EQ(bm(4096, false, bf, 64, sc), k64) << schedule_name(sc) << ": head_dim 64 keeps 64-row tiles";
+  }
+  for (Schedule sc : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kAuto})
+    EXPECT_EQ(bm(16384, false, bf, 128, sc), k64) << schedule_name(sc) << ": the ordered chains keep 64 rows";
   {
     ScopedEnv force("DASH_BWD_SM90_BLOCK_M", "80");
-    EXPECT_EQ(bm(300, false, DType::kBF16, 128), kernels::kBwdSm90BlockM80);
-    EXPECT_EQ(bm(16384, false, DType::kBF16, 128), kernels::kBwdSm90BlockM80);
-    EXPECT_EQ(bm(300, true, DType::kBF16, 128), kernels::kBwdSm90BlockM) << "causal keeps 64-row tiles";
-    EXPECT_EQ(bm(300, false, DType::kFP16, 128), kernels::kBwdSm90BlockM) << "no fp16 80-row kernel";
-    EXPECT_EQ(bm(300, false, DType::kBF16, 64), kernels::kBwdSm90BlockM) << "head_dim 64 keeps 64-row tiles";
+    EXPECT_EQ(bm(300, false, bf, 128, Schedule::kDescending), k80);
+    EXPECT_EQ(bm(16384, false, bf, 128, Schedule::kAuto), k80);
+    EXPECT_EQ(bm(300, true, bf, 128, Schedule::kAtomic), k64) << "causal keeps 64-row tiles";
+    EXPECT_EQ(bm(300, false, DType::kFP16, 128, Schedule::kAtomic), k64) << "no fp16 80-row kernel";
+    EXPECT_EQ(bm(300, false, bf, 64, Schedule::kAtomic), k64) << "head_dim 64 keeps 64-row tiles";
     ScopedEnv on("DASH_BWD_LAGGED_DQ", "1");
-    EXPECT_EQ(bm(300, false, DType::kBF16, 128), kernels::kBwdSm90BlockM) << "the lagged draft has 64-row tiles only";
+    EXPECT_EQ(bm(300, false, bf, 128, Schedule::kAtomic), k64) << "the lagged draft has 64-row tiles only";
   }
   {
     ScopedEnv other("DASH_BWD_SM90_BLOCK_M", "64");
-    EXPECT_EQ(bm(300, false, DType::kBF16, 128), kernels::kBwdSm90BlockM);
+    EXPECT_EQ(bm(16384, false, bf, 128, Schedule::kAtomic), k64);
+    EXPECT_EQ(bm(16384, false, bf, 128, Schedule::kShift), k64);
   }
   // The size query covers both layouts, for seqlens where either pads more (80: 80 rows vs 128).
   for (int seqlen : {64, 80, 1000, 16384}) {
