@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# GPU machine, one call (fifteenth session): the 80-row Q tiles with the 24 / 240-register split as
+# the default for atomic, shift and symmetric shift (full masks, hdim 128, bf16, >= 1k), checked
+# and benchmarked. From prebuilt binaries (bins.tgz: bins/new/{dash-attn,dash_gpu_tests}; build
+# here: cmake --build build && mkdir -p .snap/bins/new && cp build/dash-attn
+# build/tests/dash_gpu_tests .snap/bins/new/ && tar czf .snap/bins.tgz -C .snap bins).
+# 1. pip install of the package in the background;
+# 2. the backward GPU tests (TEST_FILTER) in 4 shards with the switches unset (the defaults), the
+#    sanitizers alongside;
+# 3. `dash-attn bench` at hdim 128 and 64 (which tiles and split each schedule ran: block_m,
+#    producer_regs in the JSON);
+# 4. the peers benchmark (PEERS_ARGS, default both head dims, both masks).
+# Everything under $OUT goes into $OUT/all.tgz (the device tool returns few files).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+DEST=${OUT:-$PWD/gpu-bm80-default-logs}; O=$(mktemp -d); mkdir -p "$DEST"
+T0=$(date +%s); el() { echo "($(( $(date +%s) - T0 )) s)"; }
+export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
+unset DASH_BWD_SM90_BLOCK_M DASH_BWD_SM90_PRODUCER24
+[ -d bins ] || tar xzf bins.tgz
+(python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
+pip_pid=$!
+{
+echo "== tests $(el)"
+pids=()
+for tool in memcheck racecheck synccheck; do
+  (timeout -k 5 200 bash scripts/run_sanitizer.sh $tool bins/new/dash_gpu_tests > "$O/sanitizer-$tool.log" 2>&1; echo "rc $?" >> "$O/sanitizer-$tool.log") &
+  pids+=($!)
+done
+DASH_TEST_WATCHDOG_S=60 GTEST_FILTER=${TEST_FILTER:-'*BwdSm90*:*Determinism*:*DualWriter*:BwdWorkspace*'} \
+  bash scripts/gpu-suite-shards.sh bins/new/dash_gpu_tests "$O" 200
+for pid in "${pids[@]}"; do wait "$pid"; done
+for f in "$O"/sanitizer-*.log; do
+  echo "$(basename "$f" .log): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|^rc' "$f" | tr '\n' ' ' | cut -c1-200)"
+done
+echo "== bench $(el)"
+for d in 128 64; do
+  timeout -k 5 120 bins/new/dash-attn bench --hdim $d --schedules descending,shift,atomic,auto \
+    --json "$O/bench-hdim$d.json" > "$O/bench-hdim$d.log" 2>&1 || echo "bench hdim $d rc $?"
+done
+python3 - "$O" <<'PY'
+import glob, json, sys
+for f in sorted(glob.glob(f"{sys.argv[1]}/bench-hdim*.json")):
+    for e in json.load(open(f)):
+        print(f"hdim {e['hdim']:3} {'causal' if e['causal'] else 'full':6} {e['seqlen']:6} {e['schedule']:10} ran {e['ran']:16} "
+              f"{e['bwd_ms']:8.3f} ms {e['bwd_tflops']:6.1f} TF/s block_m {e['block_m']} regs {e['producer_regs']}")
+PY
+wait $pip_pid; tail -1 "$O/pip.log"
+echo "== peers $(el)"
+SKIP_E2E=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-220} PEERS_ARGS=${PEERS_ARGS:-} OUT="$O" bash scripts/bench-python.sh > "$O/peers-run.log" 2>&1
+echo "peers rc $? $(el)"
+} 2>&1 | tee "$O/run.log"
+tar czf "$DEST/all.tgz" -C "$O" .
