@@ -20,8 +20,8 @@
 //
 // CTA = 384 threads, 3 warpgroups:
 //   WG0, WG1 (threads 0..255)  MMA; WG w owns keys 64w..64w+63 of the 128-key KV tile.
-//   WG2 (threads 256..383)     producer/writer, setmaxnreg 40 (kLean, DASH_BWD_SM90_PRODUCER24=1, a
-//                              compile-checked draft: 24, the MMA warpgroups 240 instead of 232):
+//   WG2 (threads 256..383)     producer/writer, setmaxnreg 40 (kLean, the 80-row tiles' default, or
+//                              DASH_BWD_SM90_PRODUCER24=1: 24, the MMA warpgroups 240 instead of 232):
 //       warp 8  lane 0: takes tasks, publishes them (task ring), issues TMA: K/V once per side,
 //                      Q/dO tiles (+ LSE/D vectors, 1-D bulk copies) per step, 2-stage ring;
 //       warp 9  lane 0: the dQ writer (buffer 0 only with p.dual_writer);
@@ -74,8 +74,8 @@ namespace dash::kernels {
 namespace {
 
 constexpr int kBM = kBwdSm90BlockM;  // 64 query rows per Q tile
-// The 80-row Q tile (head_dim 128, full masks, bf16; docs/bwd-sm90.md, "An 80-row Q tile"; DRAFT,
-// measured and not the default: DASH_BWD_SM90_BLOCK_M=80, docs/perf.md v14): the kernel
+// The 80-row Q tile (head_dim 128, full masks, bf16; docs/bwd-sm90.md, "An 80-row Q tile"; the
+// default for atomic, shift and symmetric shift from 1k, bwd_sm90_block_m, docs/perf.md v14, v16): the kernel
 // templates take BM = kBM or kBM80. With BM = 80, S^T / dP^T are m64n80, P^T / dS^T feed 5 k-steps,
 // dQ is computed transposed (dQ^T = K^T dS^T, dS stored non-transposed) and staged in ONE buffer.
 constexpr int kBM80 = kBwdSm90BlockM80;
@@ -89,7 +89,8 @@ constexpr int kMmaArrivals = 256;
 // 232 * 256 + 40 * 128 = 64512 <= 65536.
 constexpr int kMmaRegs = 232, kProducerRegs = 40;
 static_assert(kMmaRegs * kMmaThreads + kProducerRegs * 128 <= 65536, "setmaxnreg budget");
-// kLean (DRAFT, DASH_BWD_SM90_PRODUCER24=1; compile-checked, not yet run on a GPU): the producer
+// kLean (the 80-row tiles' default; DASH_BWD_SM90_PRODUCER24=1 / =0 forces it on / off; measured in
+// docs/perf.md v16: +3.6..5.5% for the 80-row atomic, 0.974x for the 64-row tiles): the producer
 // warpgroup in 24 registers (FlashAttention-3's split), the MMA warps in 240. At 24 the default
 // loader spilled 68 B (its loop state and hoisted schedule values) and the taker 4 B (gridDim.x):
 // producer_lean keeps the loader's state in shared memory and the taker reads %nctaid where used.
