@@ -1317,18 +1317,21 @@ cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int n
 // The lagged and kLean variants have the same shared memory (kLean: 48 static bytes more, far
 // below what a second CTA would need) and launch bounds as the default one: one occupancy for
 // all; the 80-row tile has its own.
-template <typename T, int D, bool kCausal, int BM = kBM>
+template <typename T, int D, bool kCausal, int BM = kBM, bool kLean = false>
 cudaError_t occupancy(int* ctas_per_sm) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, false, BM>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, false, BM, kLean>();
   if (err != cudaSuccess) return err;
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<T, D, kCausal, false, BM>,
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(ctas_per_sm, attn_bwd_sm90_main<T, D, kCausal, false, BM, kLean>,
                                                        kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes);
 }
 
-// The 80-row tile is instantiated for bf16 only: the fp16 one spilled (68-72 B, thirteenth
-// session; bwd_sm90_has_bm80 requires bf16).
+// The 80-row tile (full masks, head_dim 128): bf16 with either register split; fp16 with the
+// 24 / 240 split only (DRAFT, DASH_BWD_SM90_FP16_BM80=1; bwd_sm90_has_bm80): at 232 registers
+// the fp16 tile spilled (68-72 B, thirteenth session), at 240 it compiles clean (v15).
 template <typename T, int D, bool C>
-constexpr bool kHasBm80 = D == 128 && !C && std::is_same_v<T, __nv_bfloat16>;
+constexpr bool kHasBm80 = D == 128 && !C;
+template <typename T, int D, bool C>
+constexpr bool kHasBm80Wide = kHasBm80<T, D, C> && std::is_same_v<T, __nv_bfloat16>;  // the 40 / 232 split too
 
 template <typename T, int D, bool C>
 struct MainLauncher {
@@ -1337,9 +1340,11 @@ struct MainLauncher {
     // forces it on / off (bwd_sm90_producer_regs); not with the lagged draft.
     const bool lean = bwd_sm90_producer_regs(p.model.p.block_m) == kProducerRegsLean;
     if constexpr (kHasBm80<T, D, C>) {
-      if (p.model.p.block_m == kBM80)
-        return lean ? launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream)
-                    : launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
+      if (p.model.p.block_m == kBM80) {
+        if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
+        if constexpr (kHasBm80Wide<T, D, C>) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
+        return cudaErrorNotSupported;  // fp16: no 40 / 232 80-row kernel (bwd_sm90_has_bm80 says so)
+      }
     }
     // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
     if constexpr (D == 128) {
@@ -1353,7 +1358,8 @@ template <typename T, int D, bool C>
 struct OccupancyQuery {
   static cudaError_t run(int block_m, int* ctas_per_sm) {
     if constexpr (kHasBm80<T, D, C>) {
-      if (block_m == kBM80) return occupancy<T, D, C, kBM80>(ctas_per_sm);
+      // Either split: the same shared memory and launch bounds (kLean: 48 static bytes more).
+      if (block_m == kBM80) return occupancy<T, D, C, kBM80, true>(ctas_per_sm);
     }
     return occupancy<T, D, C>(ctas_per_sm);
   }
@@ -1398,7 +1404,9 @@ cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& ma
   if (p.model.p.block_n != kBN) return cudaErrorNotSupported;
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   const int bm = p.model.p.block_m;
-  if (bm != kBM && !(bm == kBM80 && head_dim == 128 && !causal && dtype == DType::kBF16)) return cudaErrorNotSupported;
+  const bool bm80_ok = head_dim == 128 && !causal &&
+                       (dtype == DType::kBF16 || bwd_sm90_producer_regs(kBM80) == kProducerRegsLean);
+  if (bm != kBM && !(bm == kBM80 && bm80_ok)) return cudaErrorNotSupported;
   return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }
 

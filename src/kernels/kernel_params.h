@@ -208,11 +208,14 @@ constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockM80 = 80;
 constexpr int kBwdSm90BlockN = 128;
 static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm80 workspace layout");
-// Whether the sm90 backward has the 80-row Q tile variant for this case: bf16 (the fp16
-// instantiation spilled), head_dim 128, full mask (causal keeps 64-row tiles, as
-// FlashAttention-3 does), not the lagged-dQ draft.
+// Whether the sm90 backward has the 80-row Q tile variant for this case: head_dim 128, full mask
+// (causal keeps 64-row tiles, as FlashAttention-3 does), not the lagged-dQ draft; bf16, or fp16
+// with DASH_BWD_SM90_FP16_BM80=1 (DRAFT, written 2026-12-01 and compile-checked, not yet run on a
+// GPU) while the 24 / 240 split is on (the fp16 tile spilled at 232 registers, compiles clean at 240).
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
-  return s.dtype == DType::kBF16 && s.head_dim == 128 && !s.causal && !bwd_lagged_dq_enabled();
+  if (s.head_dim != 128 || s.causal || bwd_lagged_dq_enabled()) return false;
+  if (s.dtype == DType::kBF16) return true;
+  return s.dtype == DType::kFP16 && env_set_to_one("DASH_BWD_SM90_FP16_BM80") && bwd_sm90_producer_regs(80) == 24;
 }
 // The 80-row tile is the default for these schedules from this many rows and keys (below it the
 // padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).

@@ -398,6 +398,71 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
                                          DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "64", "1"}),
                          det_name);
 
+// DASH_BWD_SM90_FP16_BM80=1 (DRAFT, compile-checked 2026-12-01, not yet run on a GPU): the fp16
+// 80-row tile with the 24 / 240 split (bwd_sm90_has_bm80). Accurate against float64 for the
+// default 80-row schedules (>= 1k) and, forced, for descending and short or ragged shapes;
+// reproducible bit for bit over reruns, grid sizes and dispatches; and not taken when the 40 / 232
+// split is forced (no such fp16 kernel).
+TEST(BwdSm90Fp16Bm80, AccurateAndBitwiseReproducible) {
+  REQUIRE_SM90();
+  ScopedEnv on("DASH_BWD_SM90_FP16_BM80", "1");
+  ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+  int idx = 0;
+  for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 2048, 2048, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
+                                    std::tuple{2, 113, 113, 4, 1}, std::tuple{2, 300, 700, 4, 1}}) {
+    ProblemSpec s;
+    s.dtype = DType::kFP16; s.head_dim = 128; s.causal = false;
+    s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
+    s.seed = 9000 + idx++;
+    Problem pr(s);
+    const Refs& r = references(s);
+    ASSERT_TRUE(tested_forward(pr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    const bool long_enough = sq >= 1024 && sk >= 1024;
+    for (Schedule sc : {Schedule::kAtomic, Schedule::kShift, Schedule::kDescending}) {
+      for (const char* bm_env : {static_cast<const char*>(nullptr), "80"}) {
+        ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
+        const bool want80 = bm_env != nullptr || (long_enough && sc != Schedule::kDescending);
+        AttnBwdParams p = pr.bwd_params(sc);
+        p.allow_fallback = false;
+        BwdLaunchInfo info;
+        Status st = run_sm90_bwd(pr, p, &info);
+        ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc);
+        ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
+        ASSERT_EQ(info.block_m, want80 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM)
+            << s.str() << " " << schedule_name(sc);
+        ASSERT_EQ(info.producer_regs, want80 ? 24 : 40);
+        check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
+        if (sc == Schedule::kAtomic || !want80) continue;
+        const uint64_t h0 = pr.grad_hash();
+        for (int rerun = 0; rerun < 5; ++rerun) {
+          ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
+          ASSERT_EQ(pr.grad_hash(), h0) << "rerun " << rerun << " " << s.str() << " " << schedule_name(sc);
+        }
+        for (int grid : {64, 31})
+          for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
+            p.num_ctas = grid;
+            p.dispatch = d;
+            st = run_sm90_bwd(pr, p, &info);
+            if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // shift's group > grid
+            ASSERT_TRUE(st.ok()) << st.message;
+            ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
+            EXPECT_EQ(pr.grad_hash(), h0) << "grid " << grid << " " << dispatch_name(d) << " " << s.str() << " "
+                                          << schedule_name(sc);
+          }
+      }
+    }
+    {  // The 40 / 232 split forced: no fp16 80-row kernel, so 64-row tiles even where forced.
+      ScopedEnv split("DASH_BWD_SM90_PRODUCER24", "0");
+      ScopedEnv e("DASH_BWD_SM90_BLOCK_M", "80");
+      BwdLaunchInfo info;
+      ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kAtomic), &info).ok());
+      EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
+      EXPECT_EQ(info.producer_regs, 40);
+    }
+  }
+}
+
 // auto runs the schedule it resolves to exactly as the explicit schedule runs: same tiles, same
 // register split, same bits (attn_bwd relaunches auto as explicit where the resolved schedule
 // takes 80-row tiles). The 80-row shapes (full, head_dim 128, bf16, >= 1k) and a 64-row one.
@@ -857,6 +922,7 @@ TEST(BwdSm90ProducerSplit, LeanForEightyRowTilesAndWhereForced) {
 TEST(BwdSm90TileRule, EightyRowTilesForAtomicAndShiftAtFullMasksHeadDim128Bf16) {
   ScopedEnv clear("DASH_BWD_SM90_BLOCK_M", nullptr);
   ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
+  ScopedEnv fp16_off("DASH_BWD_SM90_FP16_BM80", nullptr);
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
   auto bm = [&](int seqlen, bool causal, DType dt, int d, Schedule sc, int seqlen_k = 0) {
@@ -886,6 +952,17 @@ TEST(BwdSm90TileRule, EightyRowTilesForAtomicAndShiftAtFullMasksHeadDim128Bf16) 
     EXPECT_EQ(bm(300, false, bf, 64, Schedule::kAtomic), k64) << "head_dim 64 keeps 64-row tiles";
     ScopedEnv on("DASH_BWD_LAGGED_DQ", "1");
     EXPECT_EQ(bm(300, false, bf, 128, Schedule::kAtomic), k64) << "the lagged draft has 64-row tiles only";
+  }
+  {  // fp16 (DRAFT, DASH_BWD_SM90_FP16_BM80=1): only with the 24 / 240 split, which 80-row tiles default to
+    ScopedEnv fp16("DASH_BWD_SM90_FP16_BM80", "1");
+    ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+    EXPECT_EQ(bm(4096, false, DType::kFP16, 128, Schedule::kAtomic), k80);
+    EXPECT_EQ(bm(4096, false, DType::kFP16, 128, Schedule::kDescending), k64);
+    EXPECT_EQ(bm(4096, true, DType::kFP16, 128, Schedule::kAtomic), k64);
+    EXPECT_EQ(bm(4096, false, DType::kFP16, 64, Schedule::kAtomic), k64);
+    ScopedEnv split("DASH_BWD_SM90_PRODUCER24", "0");
+    EXPECT_EQ(bm(4096, false, DType::kFP16, 128, Schedule::kAtomic), k64) << "no fp16 80-row kernel at 40 / 232";
+    EXPECT_EQ(bm(4096, false, bf, 128, Schedule::kAtomic), k80) << "bf16 has both splits";
   }
   {
     ScopedEnv other("DASH_BWD_SM90_BLOCK_M", "64");
