@@ -19,20 +19,9 @@ export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
 unset DASH_BWD_SM90_BLOCK_M DASH_BWD_SM90_PRODUCER24
 [ -d bins ] || tar xzf bins.tgz
 (python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
-pip_pid=$!
 {
 echo "== tests $(el)"
-pids=()
-for tool in memcheck racecheck synccheck; do
-  (timeout -k 5 200 bash scripts/run_sanitizer.sh $tool bins/new/dash_gpu_tests > "$O/sanitizer-$tool.log" 2>&1; echo "rc $?" >> "$O/sanitizer-$tool.log") &
-  pids+=($!)
-done
-DASH_TEST_WATCHDOG_S=60 GTEST_FILTER=${TEST_FILTER:-'*BwdSm90*:*Determinism*:*DualWriter*:BwdWorkspace*'} \
-  bash scripts/gpu-suite-shards.sh bins/new/dash_gpu_tests "$O" 200
-for pid in "${pids[@]}"; do wait "$pid"; done
-for f in "$O"/sanitizer-*.log; do
-  echo "$(basename "$f" .log): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|^rc' "$f" | tr '\n' ' ' | cut -c1-200)"
-done
+bash scripts/gpu-bwd-tests.sh "$O"
 echo "== bench $(el)"
 for d in 128 64; do
   timeout -k 5 120 bins/new/dash-attn bench --hdim $d --schedules descending,shift,atomic,auto \
@@ -45,7 +34,8 @@ for f in sorted(glob.glob(f"{sys.argv[1]}/bench-hdim*.json")):
         print(f"hdim {e['hdim']:3} {'causal' if e['causal'] else 'full':6} {e['seqlen']:6} {e['schedule']:10} ran {e['ran']:16} "
               f"{e['bwd_ms']:8.3f} ms {e['bwd_tflops']:6.1f} TF/s block_m {e['block_m']} regs {e['producer_regs']}")
 PY
-wait $pip_pid; tail -1 "$O/pip.log"
+# (the block runs in a pipe's subshell: poll the install's last line instead of `wait`)
+until grep -q "^pip rc" "$O/pip.log" 2>/dev/null; do sleep 2; done; tail -1 "$O/pip.log"
 echo "== peers $(el)"
 SKIP_E2E=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-220} PEERS_ARGS=${PEERS_ARGS:-} OUT="$O" bash scripts/bench-python.sh > "$O/peers-run.log" 2>&1
 echo "peers rc $? $(el)"
