@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU machine, one call (written in the fifteenth session for the next one; docs/perf.md v16 items
-# 7-8). From prebuilt binaries (bins.tgz: bins/new/{dash-attn,dash_gpu_tests}; build here:
+# 7 and 9). From prebuilt binaries (bins.tgz: bins/new/{dash-attn,dash_gpu_tests}; build here:
 # cmake --build build && mkdir -p .snap/bins/new && cp build/dash-attn build/tests/dash_gpu_tests
 # .snap/bins/new/ && tar czf .snap/bins.tgz -C .snap bins; run with carry [".snap"] and
 # `cd .snap && bash scripts/gpu-next16.sh`). Everything goes into $OUT/all.tgz.
