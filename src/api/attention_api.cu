@@ -494,7 +494,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.min_coresident = model.min_coresident();
     li.head_block = model.head_block;
     li.dq_writers = use_sm90 && p.dual_writer ? 2 : 1;
-    li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m) : 0;
+    li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m, s.head_dim) : 0;
     *info = li;
   }
   return Status{};

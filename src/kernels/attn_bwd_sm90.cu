@@ -108,7 +108,7 @@ static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
 template <int D, int BM = kBM>
 struct Sm90BwdSmem {
-  static_assert(BM == kBM || (BM == kBM80 && D == 128), "64-row tiles, or 80-row tiles at head_dim 128");
+  static_assert(BM == kBM || BM == kBM80, "64- or 80-row tiles");
   static constexpr int kChunks = D / 64;                               // 64-wide sub-tiles of hdim
   static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * kChunks;  // K or V [128 x D]
   static constexpr uint32_t kQBytes = sm90::subtile_bytes(BM) * kChunks;    // Q or dO [BM x D]
@@ -117,9 +117,10 @@ struct Sm90BwdSmem {
   static constexpr uint32_t kDsBytes = BM == kBM ? sm90::subtile_bytes(kBN) : 2 * sm90::subtile_bytes(BM);
   static constexpr uint32_t kDqFloats = BM * D;                             // one staged dQ tile
   static constexpr uint32_t kDqBytes = kDqFloats * 4;
-  // Staging buffers of dQ: two (one per writer), one with 80-row tiles (no room for a second;
-  // the single writer then hands the buffer back once its bulk reduce has READ it).
-  static constexpr int kDqBufs = BM == kBM ? 2 : 1;
+  // Staging buffers of dQ: two (one per writer), one with 80-row tiles at head_dim 128 (no room
+  // for a second; the single writer then hands the buffer back once its bulk reduce has READ it).
+  // Head_dim 64 with 80-row tiles (DRAFT) keeps two: 2 x 20 KiB, 152 KiB in all.
+  static constexpr int kDqBufs = BM == kBM || D == 64 ? 2 : 1;
   static constexpr uint32_t kVecBytes = BM * 4;                             // LSE or D of one Q tile
   // Buffer and parity of staged tile number `use` (the MMA side waits dq_empty with phase ^ 1).
   __device__ static constexpr int dq_buf(int use) { return kDqBufs == 2 ? use & 1 : 0; }
@@ -218,10 +219,10 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
 // The 80-row tile's staging order: dQ^T fragments. dq_accum tile = [WG w (2)][n (10)][thread t (128)]
 // float4: acc[4n..4n+3] of the dQ^T accumulator of warpgroup w (rows = hdim 64w.., columns = the
 // tile's 80 query rows): (d, q), (d, q+1), (d+8, q), (d+8, q+1) with d = 64w + 16(t/32) + (t%32)/4,
-// q = 8n + 2(t%4). Head_dim 128 only.
-template <typename T>
+// q = 8n + 2(t%4). Head_dim 64 (DRAFT): one warpgroup block, w = 0, whichever warpgroup computed it.
+template <typename T, int D>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
-  constexpr int D = 128, kN = kBM80 / 8;
+  constexpr int kN = kBM80 / 8;
   int tile, c;
   float4 x;
   if (!staged_dq_chunk(p, D, kBM80, &tile, &c, &x)) return;
@@ -294,7 +295,7 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 // __syncwarp: a deadlock. Seen as a hang of the default path (two writers) in the test suite
 // under concurrent load, and in 3 of 4 stress processes with take-ahead. A barrier's waiters
 // must be threads whose own arrivals gate its next phase, or one thread.
-// One staging buffer (BM 80): one writer, stride 1, and always the early release (the buffer back
+// One staging buffer (BM 80 at head_dim 128): one writer, stride 1, and always the early release (the buffer back
 // at `.read`, so that the MMA warps can stage the next tile while this one's adds complete).
 template <int D, int BM>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
@@ -764,14 +765,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   // computes all 64 columns (one swizzle atom wide), the other one skips GEMM 5.
   static_assert(D == 128 || D == 64, "head_dim 64 or 128");
   static_assert(!kLag || D == 128, "the lagged-dQ draft is written for head_dim 128");
-  static_assert(BM == kBM || (D == 128 && !kCausal && !kLag), "80-row tiles: head_dim 128, full masks");
+  static_assert(BM == kBM || (!kCausal && !kLag), "80-row tiles: full masks");
+  static_assert(BM == kBM || D == 128 || !kLean, "80-row tiles at head_dim 64: the 40 / 232 split only");
   static_assert(!kLean || !kLag, "the 24-register producer split is not built with the lagged-dQ draft");
   using L = Sm90BwdSmem<D, BM>;
-  constexpr bool kT80 = BM == kBM80;  // the 80-row tile (dQ transposed, one staging buffer)
+  constexpr bool kT80 = BM == kBM80;  // the 80-row tile (dQ transposed; one staging buffer at head_dim 128)
   // 80-row tile at 232 registers: dP^T issued only after P^T is packed (S^T and dP^T do not
   // overlap), dQ^T after dK. With kLean's 240 the 64-row order, both overlaps (compile-checked: no
   // spills, no serialized wgmma).
-  constexpr bool kT80Serial = kT80 && !kLean;
+  constexpr bool kT80Serial = kT80 && !kLean && D == 128;  // head_dim 64: dK + dV are 64 registers, not 128
   constexpr int kAcc = BM / 2;        // S^T / dP^T accumulator registers (m64nBM)
   constexpr int kKS = BM / 16;        // k-steps of P^T / dS^T in dV / dK
   extern __shared__ __align__(128) uint8_t smem_raw[];  // rounded up to 1024 below
@@ -821,7 +823,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x >= kMmaThreads) {
     ptx::setmaxnreg_dec<kLean ? kProducerRegsLean : kProducerRegs>();
-    // One staging buffer (80-row tiles): one writer, dq_writer (no overlap draft, no second writer).
+    // One staging buffer (80-row tiles at head_dim 128): one writer, dq_writer (no second writer).
     const bool two_writers = L::kDqBufs == 2 && p.dual_writer;
     if (warp == kProducerWarp) {
       if constexpr (kLean) {
@@ -833,7 +835,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if (warp == kTaskWarp) {
       if (lane == 0) task_taker<BM, kLean>(p, bars, s_task, s_reduced);
     } else if (warp == kWriterWarp) {
-      if (L::kDqBufs == 2 && p.writer_overlap) {
+      if (BM == kBM && p.writer_overlap) {  // (the overlap draft has the 64-row layout only)
         if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, mailbox);
       } else if (lane == 0) {
         dq_writer<D, BM>(p, smem, bars, s_reduced, mailbox, 0, two_writers ? 2 : 1);
@@ -887,9 +889,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   // GEMM 5 of the 80-row tile (SS): dQ^T[64 wg.., :] = K^T[hdim sub-tile wg, 128 keys] dS^T, m64n80k16
   // x 8: A = K's hdim sub-tile wg read MN-major (tnspA; the hdim runs along M), B = dS [80 q x 128
   // keys] K-major (two [80 x 64] sub-tiles: the keys of warpgroup 0, then of warpgroup 1).
-  auto issue_dqt = [&](float (&acc)[kAcc], int ds_buf) {
+  // Head_dim 64 (DRAFT): chunk 0, K's only hdim sub-tile, the whole dQ^T [64 x 80] in one warpgroup.
+  auto issue_dqt = [&](float (&acc)[kAcc], int ds_buf, int chunk) {
     const uint32_t base = opaque(smem_u32);
-    const uint32_t a_lo = sm90::smem_desc_lo(base + L::kKOff + wg * sm90::subtile_bytes(kBN), sm90::subtile_bytes(kBN));
+    const uint32_t a_lo = sm90::smem_desc_lo(base + L::kKOff + chunk * sm90::subtile_bytes(kBN), sm90::subtile_bytes(kBN));
     const uint32_t b_lo = sm90::smem_desc_lo(base + L::kDsOff + ds_buf * L::kDsBytes, 16);
     ptx::warpgroup_fence_operand(acc);
     ptx::wgmma_fence();
@@ -1155,6 +1158,29 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (have_prev) finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
           prev_i = i;
           prev_hq = hq;
+        } else if constexpr (kT80 && D == 64) {
+          // 80-row tile at head_dim 64 (DRAFT, DASH_BWD_SM90_D64_BM80=1): the 64-row hdim 64 order
+          // (dV, dK; both retired; then one warpgroup, alternating by step, computes the whole dQ
+          // tile into staging buffer step_use % 2 while the other one only arrives), with dQ
+          // transposed as at head_dim 128's 80-row tile: dQ^T [64 hdim x 80 q] = K^T dS^T.
+          issue_rs(dv, pf, L::kdOOff);
+          issue_rs(dk, df, L::kQOff);
+          ptx::named_bar_sync(kBarDs, kMmaThreads);
+          retire_all();
+          // Q, dO, LSE, D of this stage are consumed (the dQ^T GEMM reads K and dS).
+          cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
+          const int dbuf = step_use & 1;
+          if (wg == dbuf) {  // warpgroup-uniform
+            float dqacc[kAcc];
+            issue_dqt(dqacc, dbuf, 0);
+            const int rank = warp == 4 * wg ? rank_of(i, j) : 0;
+            ptx::wgmma_wait_group<0>();
+            ptx::warpgroup_fence_operand(dqacc);
+            stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, 0, 4 * wg);
+          } else {
+            // As at 64 rows: this arrival counts toward this use's phase (see the NOTES there).
+            cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every thread of this warpgroup
+          }
         } else if constexpr (kT80 && kLean) {
           // 80-row tile at 240 registers (kLean): the 64-row order. dV; (named barrier: both halves
           // of dS stored and fenced) dQ^T = K^T dS^T; dK; dQ^T staged under dK (wait_group 1).
@@ -1164,7 +1190,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           issue_rs(dv, pf, L::kdOOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
           float dqacc[kAcc];
-          issue_dqt(dqacc, step_use & 1);  // this warpgroup's 64 hdim rows of dQ^T
+          issue_dqt(dqacc, step_use & 1, wg);  // this warpgroup's 64 hdim rows of dQ^T
           issue_rs(dk, df, L::kQOff);
           const int jr = static_cast<int>(opaque(static_cast<uint32_t>(M.kv_tile(slot, side))));
           const int rank = tid_x() < 32 ? rank_of(i_late, jr) : 0;  // under the GEMMs
@@ -1187,7 +1213,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // Q, dO, LSE, D of this stage are consumed (the dQ^T GEMM reads K and dS).
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
           float dqacc[kAcc];
-          issue_dqt(dqacc, step_use & 1);  // this warpgroup's 64 hdim rows of dQ^T
+          issue_dqt(dqacc, step_use & 1, wg);  // this warpgroup's 64 hdim rows of dQ^T
           ptx::wgmma_wait_group<0>();
           ptx::warpgroup_fence_operand(dqacc);
           stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
@@ -1325,25 +1351,33 @@ cudaError_t occupancy(int* ctas_per_sm) {
                                                        kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes);
 }
 
-// The 80-row tile (full masks, head_dim 128): bf16 with either register split; fp16 with the
-// 24 / 240 split only (DRAFT, DASH_BWD_SM90_FP16_BM80=1; bwd_sm90_has_bm80): at 232 registers
-// the fp16 tile spilled (68-72 B, thirteenth session), at 240 it compiles clean (v15).
+// The 80-row tile (full masks): at head_dim 128, bf16 with either register split and fp16 with
+// the 24 / 240 split only (DRAFT, DASH_BWD_SM90_FP16_BM80=1; at 232 registers the fp16 tile
+// spilled, 68-72 B, thirteenth session; at 240 it compiles clean, v15); at head_dim 64 (DRAFT,
+// DASH_BWD_SM90_D64_BM80=1) bf16 and fp16 with the 40 / 232 split only. bwd_sm90_has_bm80 says
+// which the host may pick.
 template <typename T, int D, bool C>
-constexpr bool kHasBm80 = D == 128 && !C;
+constexpr bool kHasBm80Lean = D == 128 && !C;
 template <typename T, int D, bool C>
-constexpr bool kHasBm80Wide = kHasBm80<T, D, C> && std::is_same_v<T, __nv_bfloat16>;  // the 40 / 232 split too
+constexpr bool kHasBm80Wide = !C && ((D == 128 && std::is_same_v<T, __nv_bfloat16>) || D == 64);
+template <typename T, int D, bool C>
+constexpr bool kHasBm80 = kHasBm80Lean<T, D, C> || kHasBm80Wide<T, D, C>;
 
 template <typename T, int D, bool C>
 struct MainLauncher {
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
     // The 24 / 240-register split (kLean): the 80-row tiles' default, DASH_BWD_SM90_PRODUCER24
     // forces it on / off (bwd_sm90_producer_regs); not with the lagged draft.
-    const bool lean = bwd_sm90_producer_regs(p.model.p.block_m) == kProducerRegsLean;
+    const bool lean = bwd_sm90_producer_regs(p.model.p.block_m, D) == kProducerRegsLean;
     if constexpr (kHasBm80<T, D, C>) {
       if (p.model.p.block_m == kBM80) {
-        if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
-        if constexpr (kHasBm80Wide<T, D, C>) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
-        return cudaErrorNotSupported;  // fp16: no 40 / 232 80-row kernel (bwd_sm90_has_bm80 says so)
+        if constexpr (kHasBm80Lean<T, D, C>) {
+          if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
+        }
+        if constexpr (kHasBm80Wide<T, D, C>) {
+          if (!lean) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
+        }
+        return cudaErrorNotSupported;  // no such 80-row kernel (bwd_sm90_has_bm80 says so)
       }
     }
     // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
@@ -1359,7 +1393,7 @@ struct OccupancyQuery {
   static cudaError_t run(int block_m, int* ctas_per_sm) {
     if constexpr (kHasBm80<T, D, C>) {
       // Either split: the same shared memory and launch bounds (kLean: 48 static bytes more).
-      if (block_m == kBM80) return occupancy<T, D, C, kBM80, true>(ctas_per_sm);
+      if (block_m == kBM80) return occupancy<T, D, C, kBM80, kHasBm80Lean<T, D, C>>(ctas_per_sm);
     }
     return occupancy<T, D, C>(ctas_per_sm);
   }
@@ -1370,11 +1404,9 @@ struct PostLauncher {
     const TileProblem& tp = p.model.p;
     const int chunks = tp.m_tiles() * tp.block_m * D / 4;
     const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
-    if constexpr (D == 128) {
-      if (tp.block_m == kBM80) {
-        attn_bwd_postprocess_sm90_bm80<T><<<grid, 256, 0, stream>>>(p);
-        return cudaGetLastError();
-      }
+    if (tp.block_m == kBM80) {
+      attn_bwd_postprocess_sm90_bm80<T, D><<<grid, 256, 0, stream>>>(p);
+      return cudaGetLastError();
     }
     attn_bwd_postprocess_sm90<T><<<grid, 256, 0, stream>>>(p, D);
     return cudaGetLastError();
@@ -1404,8 +1436,8 @@ cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& ma
   if (p.model.p.block_n != kBN) return cudaErrorNotSupported;
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   const int bm = p.model.p.block_m;
-  const bool bm80_ok = head_dim == 128 && !causal &&
-                       (dtype == DType::kBF16 || bwd_sm90_producer_regs(kBM80) == kProducerRegsLean);
+  const bool lean80 = bwd_sm90_producer_regs(kBM80, head_dim) == kProducerRegsLean;
+  const bool bm80_ok = !causal && ((head_dim == 128 && (dtype == DType::kBF16 || lean80)) || (head_dim == 64 && !lean80));
   if (bm != kBM && !(bm == kBM80 && bm80_ok)) return cudaErrorNotSupported;
   return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }

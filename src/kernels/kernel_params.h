@@ -134,15 +134,16 @@ inline bool bwd_lagged_dq_enabled() { return env_set_to_one("DASH_BWD_LAGGED_DQ"
 // bwd geomean 0.974, hdim 64 0.989); with 80-row tiles atomic 3.5-5.5% faster at 2k-16k, shift
 // 0-4% faster, descending 1-3% slower. So the 80-row tiles (the default for atomic and shift
 // only) run the lean split and the 64-row tiles the 40 / 232 one.
-// The producer warpgroup's registers of the sm90 backward launched now with `block_m`-row Q tiles:
-// 24 for 80-row tiles, 40 for 64-row ones, unless DASH_BWD_SM90_PRODUCER24 is set (=1: 24, other
-// values: 40); 40 with the lagged-dQ draft (no kLean instantiation). Read on every launch; the
-// launcher and BwdLaunchInfo::producer_regs use this.
-inline int bwd_sm90_producer_regs(int block_m) {
+// The producer warpgroup's registers of the sm90 backward launched now with `block_m`-row Q tiles
+// at `head_dim`: 24 for 80-row tiles at head_dim 128, 40 otherwise (the head_dim 64 80-row draft
+// has no lean kernel: its MMA code needs no more than 232), unless DASH_BWD_SM90_PRODUCER24 is set
+// (=1: 24, other values: 40); 40 with the lagged-dQ draft (no kLean instantiation). Read on every
+// launch; the launcher and BwdLaunchInfo::producer_regs use this.
+inline int bwd_sm90_producer_regs(int block_m, int head_dim = 128) {
   if (bwd_lagged_dq_enabled()) return 40;
   const char* e = std::getenv("DASH_BWD_SM90_PRODUCER24");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "1") == 0 ? 24 : 40;
-  return block_m == 80 ? 24 : 40;
+  return block_m == 80 && head_dim == 128 ? 24 : 40;
 }
 
 // Whether the current device is compute capability 9.0 (the sm_90a kernels run nowhere else);
@@ -208,12 +209,19 @@ constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockM80 = 80;
 constexpr int kBwdSm90BlockN = 128;
 static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm80 workspace layout");
-// Whether the sm90 backward has the 80-row Q tile variant for this case: head_dim 128, full mask
-// (causal keeps 64-row tiles, as FlashAttention-3 does), not the lagged-dQ draft; bf16, or fp16
-// with DASH_BWD_SM90_FP16_BM80=1 (DRAFT, written 2026-12-01 and compile-checked, not yet run on a
-// GPU) while the 24 / 240 split is on (the fp16 tile spilled at 232 registers, compiles clean at 240).
+// Whether the sm90 backward has the 80-row Q tile variant for this case: full mask (causal keeps
+// 64-row tiles, as FlashAttention-3 does), not the lagged-dQ draft, and
+//  - head_dim 128: bf16, or fp16 with DASH_BWD_SM90_FP16_BM80=1 (DRAFT, written 2026-12-01 and
+//    compile-checked, not yet run on a GPU) while the 24 / 240 split is on (the fp16 tile spilled
+//    at 232 registers, compiles clean at 240);
+//  - head_dim 64 (DRAFT, DASH_BWD_SM90_D64_BM80=1, written 2026-12-01, compile-checked, not yet run
+//    on a GPU): bf16 or fp16 with the 40 / 232 split; two dQ staging buffers (152 KiB of smem).
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
-  if (s.head_dim != 128 || s.causal || bwd_lagged_dq_enabled()) return false;
+  if (s.causal || bwd_lagged_dq_enabled()) return false;
+  if (s.head_dim == 64)
+    return env_set_to_one("DASH_BWD_SM90_D64_BM80") && bwd_sm90_producer_regs(80, 64) == 40 &&
+           (s.dtype == DType::kBF16 || s.dtype == DType::kFP16);
+  if (s.head_dim != 128) return false;
   if (s.dtype == DType::kBF16) return true;
   return s.dtype == DType::kFP16 && env_set_to_one("DASH_BWD_SM90_FP16_BM80") && bwd_sm90_producer_regs(80) == 24;
 }
@@ -226,7 +234,7 @@ constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 //    and seqlen_k are >= kBwdSm90Bm80MinSeqlen, else 64.
 // Measured on the H200 (fifteenth session, docs/perf.md v16, 80 rows with the 24 / 240 split
 // against 64 rows, hdim 128 full, 1k-16k): atomic 1.02-1.10x, shift 1.06-1.17x, but descending
-// 0.86-0.98x (its ordered dQ chain waits for the one staging buffer's writer: v14). kAuto (the
+// 0.86-0.98x (its ordered dQ chain waits for the one staging buffer's writer: v14). kAuto at head_dim 128 (the
 // planner resolves it with 64-row tiles) and the ordered schedules keep 64 rows.
 // A function of shape and schedule only, so the bits do not depend on the device or grid.
 // Read on every call: set DASH_BWD_SM90_BLOCK_M before attn_bwd_workspace_size.
@@ -234,7 +242,9 @@ inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
   if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
   const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "80") == 0 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
-  const bool slack = schedule == Schedule::kAtomic || schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
+  // Head_dim 64 (DRAFT, two staging buffers): every schedule; head_dim 128: the ones with chain slack.
+  const bool slack = s.head_dim == 64 || schedule == Schedule::kAtomic || schedule == Schedule::kShift ||
+                     schedule == Schedule::kSymmetricShift;
   return slack && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen ? kBwdSm90BlockM80
                                                                                                : kBwdSm90BlockM;
 }

@@ -398,31 +398,31 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
                                          DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "64", "1"}),
                          det_name);
 
-// DASH_BWD_SM90_FP16_BM80=1 (DRAFT, compile-checked 2026-12-01, not yet run on a GPU): the fp16
-// 80-row tile with the 24 / 240 split (bwd_sm90_has_bm80). Accurate against float64 for the
-// default 80-row schedules (>= 1k) and, forced, for descending and short or ragged shapes;
-// reproducible bit for bit over reruns, grid sizes and dispatches; and not taken when the 40 / 232
-// split is forced (no such fp16 kernel).
-TEST(BwdSm90Fp16Bm80, AccurateAndBitwiseReproducible) {
-  REQUIRE_SM90();
-  ScopedEnv on("DASH_BWD_SM90_FP16_BM80", "1");
+// The 80-row drafts (compile-checked 2026-12-01, not yet run on a GPU), both behind a switch `env`:
+// accurate against float64 for `schedules` with the default tile rule (80 rows from 1k where
+// `default80(schedule)`) and with 80 rows forced (short and ragged shapes too); reproducible bit for
+// bit over reruns, grid sizes and dispatches (the deterministic schedules that ran 80 rows); and not
+// taken when the other register split is forced (`other_split`: there is no such kernel).
+void expect_bm80_draft(const char* env, DType dt, int head_dim, const std::vector<Schedule>& schedules,
+                       bool (*default80)(Schedule), int want_regs, const char* other_split, int seed0) {
+  ScopedEnv on(env, "1");
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   int idx = 0;
   for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 2048, 2048, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
                                     std::tuple{2, 113, 113, 4, 1}, std::tuple{2, 300, 700, 4, 1}}) {
     ProblemSpec s;
-    s.dtype = DType::kFP16; s.head_dim = 128; s.causal = false;
+    s.dtype = dt; s.head_dim = head_dim; s.causal = false;
     s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
-    s.seed = 9000 + idx++;
+    s.seed = seed0 + idx++;
     Problem pr(s);
     const Refs& r = references(s);
     ASSERT_TRUE(tested_forward(pr).ok());
     CUDA_OK(cudaDeviceSynchronize());
     const bool long_enough = sq >= 1024 && sk >= 1024;
-    for (Schedule sc : {Schedule::kAtomic, Schedule::kShift, Schedule::kDescending}) {
+    for (Schedule sc : schedules) {
       for (const char* bm_env : {static_cast<const char*>(nullptr), "80"}) {
         ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
-        const bool want80 = bm_env != nullptr || (long_enough && sc != Schedule::kDescending);
+        const bool want80 = bm_env != nullptr || (long_enough && default80(sc));
         AttnBwdParams p = pr.bwd_params(sc);
         p.allow_fallback = false;
         BwdLaunchInfo info;
@@ -431,7 +431,7 @@ TEST(BwdSm90Fp16Bm80, AccurateAndBitwiseReproducible) {
         ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
         ASSERT_EQ(info.block_m, want80 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM)
             << s.str() << " " << schedule_name(sc);
-        ASSERT_EQ(info.producer_regs, want80 ? 24 : 40);
+        if (want80) ASSERT_EQ(info.producer_regs, want_regs);
         check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
         if (sc == Schedule::kAtomic || !want80) continue;
         const uint64_t h0 = pr.grad_hash();
@@ -452,15 +452,33 @@ TEST(BwdSm90Fp16Bm80, AccurateAndBitwiseReproducible) {
           }
       }
     }
-    {  // The 40 / 232 split forced: no fp16 80-row kernel, so 64-row tiles even where forced.
-      ScopedEnv split("DASH_BWD_SM90_PRODUCER24", "0");
+    {  // The other register split forced: no such 80-row kernel, so 64-row tiles even where forced.
+      ScopedEnv split("DASH_BWD_SM90_PRODUCER24", other_split);
       ScopedEnv e("DASH_BWD_SM90_BLOCK_M", "80");
       BwdLaunchInfo info;
       ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kAtomic), &info).ok());
       EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
-      EXPECT_EQ(info.producer_regs, 40);
     }
   }
+}
+
+// DASH_BWD_SM90_FP16_BM80=1 (DRAFT): the fp16 80-row tile at head_dim 128, with the 24 / 240 split
+// only (bwd_sm90_has_bm80); by default for atomic and shift, as in bf16.
+TEST(BwdSm90Fp16Bm80, AccurateAndBitwiseReproducible) {
+  REQUIRE_SM90();
+  expect_bm80_draft("DASH_BWD_SM90_FP16_BM80", DType::kFP16, 128,
+                    {Schedule::kAtomic, Schedule::kShift, Schedule::kDescending},
+                    [](Schedule sc) { return sc != Schedule::kDescending; }, 24, "0", 9000);
+}
+
+// DASH_BWD_SM90_D64_BM80=1 (DRAFT): 80-row tiles at head_dim 64 (bf16 and fp16), the 40 / 232 split
+// and two dQ staging buffers, so every schedule takes them by default (from 1k).
+TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
+  REQUIRE_SM90();
+  for (auto [dt, seed] : {std::pair{DType::kBF16, 9100}, std::pair{DType::kFP16, 9200}})
+    expect_bm80_draft("DASH_BWD_SM90_D64_BM80", dt, 64,
+                      {Schedule::kAtomic, Schedule::kShift, Schedule::kDescending, Schedule::kAscending},
+                      [](Schedule) { return true; }, 40, "1", seed);
 }
 
 // auto runs the schedule it resolves to exactly as the explicit schedule runs: same tiles, same
@@ -923,6 +941,7 @@ TEST(BwdSm90TileRule, EightyRowTilesForAtomicAndShiftAtFullMasksHeadDim128Bf16) 
   ScopedEnv clear("DASH_BWD_SM90_BLOCK_M", nullptr);
   ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
   ScopedEnv fp16_off("DASH_BWD_SM90_FP16_BM80", nullptr);
+  ScopedEnv d64_off("DASH_BWD_SM90_D64_BM80", nullptr);
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
   auto bm = [&](int seqlen, bool causal, DType dt, int d, Schedule sc, int seqlen_k = 0) {
@@ -953,6 +972,20 @@ TEST(BwdSm90TileRule, EightyRowTilesForAtomicAndShiftAtFullMasksHeadDim128Bf16) 
     ScopedEnv on("DASH_BWD_LAGGED_DQ", "1");
     EXPECT_EQ(bm(300, false, bf, 128, Schedule::kAtomic), k64) << "the lagged draft has 64-row tiles only";
   }
+  {  // head_dim 64 (DRAFT, DASH_BWD_SM90_D64_BM80=1): every schedule from 1k, the 40 / 232 split only
+    ScopedEnv d64("DASH_BWD_SM90_D64_BM80", "1");
+    ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+    for (Schedule sc : {Schedule::kAscending, Schedule::kDescending, Schedule::kShift, Schedule::kAtomic, Schedule::kAuto})
+      EXPECT_EQ(bm(4096, false, bf, 64, sc), k80) << schedule_name(sc);
+    EXPECT_EQ(bm(4096, false, DType::kFP16, 64, Schedule::kDescending), k80);
+    EXPECT_EQ(bm(1000, false, bf, 64, Schedule::kDescending), k64) << "below 1024 rows";
+    EXPECT_EQ(bm(4096, true, bf, 64, Schedule::kDescending), k64) << "causal keeps 64-row tiles";
+    EXPECT_EQ(bm(4096, false, bf, 128, Schedule::kDescending), k64) << "head_dim 128 keeps its own rule";
+    EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 64), 40);
+    ScopedEnv lean("DASH_BWD_SM90_PRODUCER24", "1");
+    EXPECT_EQ(bm(4096, false, bf, 64, Schedule::kDescending), k64) << "no lean head_dim 64 80-row kernel";
+  }
+  EXPECT_EQ(bm(4096, false, bf, 64, Schedule::kAtomic), k64) << "head_dim 64: 64-row tiles without the draft switch";
   {  // fp16 (DRAFT, DASH_BWD_SM90_FP16_BM80=1): only with the 24 / 240 split, which 80-row tiles default to
     ScopedEnv fp16("DASH_BWD_SM90_FP16_BM80", "1");
     ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
