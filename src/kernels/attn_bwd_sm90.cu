@@ -1158,29 +1158,6 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (have_prev) finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
           prev_i = i;
           prev_hq = hq;
-        } else if constexpr (kT80 && D == 64) {
-          // 80-row tile at head_dim 64 (DRAFT, DASH_BWD_SM90_D64_BM80=1): the 64-row hdim 64 order
-          // (dV, dK; both retired; then one warpgroup, alternating by step, computes the whole dQ
-          // tile into staging buffer step_use % 2 while the other one only arrives), with dQ
-          // transposed as at head_dim 128's 80-row tile: dQ^T [64 hdim x 80 q] = K^T dS^T.
-          issue_rs(dv, pf, L::kdOOff);
-          issue_rs(dk, df, L::kQOff);
-          ptx::named_bar_sync(kBarDs, kMmaThreads);
-          retire_all();
-          // Q, dO, LSE, D of this stage are consumed (the dQ^T GEMM reads K and dS).
-          cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
-          const int dbuf = step_use & 1;
-          if (wg == dbuf) {  // warpgroup-uniform
-            float dqacc[kAcc];
-            issue_dqt(dqacc, dbuf, 0);
-            const int rank = warp == 4 * wg ? rank_of(i, j) : 0;
-            ptx::wgmma_wait_group<0>();
-            ptx::warpgroup_fence_operand(dqacc);
-            stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, 0, 4 * wg);
-          } else {
-            // As at 64 rows: this arrival counts toward this use's phase (see the NOTES there).
-            cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every thread of this warpgroup
-          }
         } else if constexpr (kT80 && kLean) {
           // 80-row tile at 240 registers (kLean): the 64-row order. dV; (named barrier: both halves
           // of dS stored and fenced) dQ^T = K^T dS^T; dK; dQ^T staged under dK (wait_group 1).
@@ -1200,7 +1177,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           retire_all();
           // Q, dO, LSE, D of this stage are consumed.
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
-        } else if constexpr (kT80) {
+        } else if constexpr (kT80 && D == 128) {
           // 80-row tile at 232 registers: dV and dK, (named barrier: both halves of dS stored and
           // fenced) all retired, then dQ^T = K^T dS^T alone and its staging. With the dQ^T GEMM in
           // flight together with dK (the 64-row order), ptxas serialized every wgmma of the kernel
@@ -1246,6 +1223,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           // arrives on dq_full[dbuf] (the count stays kMmaArrivals). The dQ warpgroup alternates,
           // so the two stay balanced over two steps. Same staging order as hdim 128 with wg = 0.
           // (The hdim 128 order, dV / dQ / dK with dQ staged under dK, cost 5-23% here, bea1336.)
+          // 80-row tile (DRAFT, DASH_BWD_SM90_D64_BM80=1): the same order with dQ transposed as at
+          // head_dim 128's 80-row tile, dQ^T [64 hdim x 80 q] = K^T dS^T (issue_dqt, chunk 0);
+          // early_dv is off there.
           if (!early_dv) issue_rs(dv, pf, L::kdOOff);
           issue_rs(dk, df, L::kQOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
@@ -1254,8 +1234,11 @@ __global__ void __launch_bounds__(kThreads, 1)
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
           const int dbuf = step_use & 1;
           if (wg == dbuf) {  // warpgroup-uniform
-            float dqacc[32];
-            issue_dq(dqacc, dbuf, 0);
+            float dqacc[kAcc];
+            if constexpr (kT80)
+              issue_dqt(dqacc, dbuf, 0);
+            else
+              issue_dq(dqacc, dbuf, 0);
             const int rank = warp == 4 * wg ? rank_of(i, j) : 0;
             ptx::wgmma_wait_group<0>();
             ptx::warpgroup_fence_operand(dqacc);
