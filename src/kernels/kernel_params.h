@@ -231,7 +231,8 @@ constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 // The Q tile height of the sm90 backward for `s` under `schedule`, where bwd_sm90_has_bm80(s):
 //  - DASH_BWD_SM90_BLOCK_M=80 / any other value: 80- / 64-row tiles for every schedule;
 //  - unset: 80 rows for atomic, shift and symmetric shift (= shift on a full mask) when seqlen_q
-//    and seqlen_k are >= kBwdSm90Bm80MinSeqlen, else 64.
+//    and seqlen_k are >= kBwdSm90Bm80MinSeqlen, else 64; at head_dim 64 (the draft, two staging
+//    buffers) for every schedule, auto included, from the same lengths.
 // Measured on the H200 (fifteenth session, docs/perf.md v16, 80 rows with the 24 / 240 split
 // against 64 rows, hdim 128 full, 1k-16k): atomic 1.02-1.10x, shift 1.06-1.17x, but descending
 // 0.86-0.98x (its ordered dQ chain waits for the one staging buffer's writer: v14). kAuto at head_dim 128 (the
