@@ -98,7 +98,8 @@ struct BwdLaunchInfo {
   int head_block = 1;   // heads whose tasks are interleaved in the task order (schedule.h)
   int dq_writers = 1;   // dQ writer warps (sm90: two with dynamic dispatch, docs/bwd-sm90.md)
   int producer_regs = 0;  // sm90: the producer warpgroup's setmaxnreg (40, the MMA warps 232; 24 with
-                          // 80-row tiles or DASH_BWD_SM90_PRODUCER24=1, the MMA warps then 240); 0: sm80
+                          // 80-row tiles at head_dim 128 or DASH_BWD_SM90_PRODUCER24=1, the MMA warps
+                          // then 240); 0: sm80
   bool fell_back = false;
   char note[256] = {0};
 };
@@ -117,7 +118,8 @@ Status attn_bwd(const AttnBwdParams& params, void* workspace, size_t workspace_b
 
 // Tile sizes the backward kernel uses for a shape and schedule (the planner models the same tiles).
 // On the sm90 kernel, full masks at head_dim 128 in bf16 run 80-row Q tiles for atomic, shift and
-// symmetric shift from 1024 rows and keys; kAuto is resolved with the 64-row tiles.
+// symmetric shift from 1024 rows and keys; kAuto is resolved with the 64-row tiles there (the
+// drafts DASH_BWD_SM90_FP16_BM80 / DASH_BWD_SM90_D64_BM80 extend this: docs/perf.md v16).
 void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n, Schedule schedule = Schedule::kAuto);
 
 // The schedule `auto` resolves to for a shape on the current device.

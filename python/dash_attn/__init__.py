@@ -51,7 +51,7 @@ def last_bwd_info() -> Optional[dict]:
     that ran (``auto`` resolved, or ``descending`` after a fallback), ``num_ctas``,
     ``fell_back``, ``note``, ``dispatch``, ``block_m``, ``block_n``, ``num_tasks``,
     ``min_coresident``, ``head_block``, ``dq_writers``, ``producer_regs`` (the sm90 backward's
-    producer setmaxnreg: 40 with 64-row Q tiles, 24 with 80-row ones or DASH_BWD_SM90_PRODUCER24=1; 0 on the sm80 kernel); None
+    producer setmaxnreg: 40, or 24 with 80-row Q tiles at head_dim 128 or DASH_BWD_SM90_PRODUCER24=1; 0 on the sm80 kernel); None
     before the first backward. Needs
     the extension."""
     return _ops.extension().last_bwd_info()

@@ -323,7 +323,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
 
   // The Q tile height of the sm90 path for this shape and schedule (64 rows; 80 for atomic and
   // shift at full masks, head_dim 128, bf16, >= 1k, or where DASH_BWD_SM90_BLOCK_M=80 selects it:
-  // kernels::bwd_sm90_block_m; auto is resolved with 64-row tiles); the workspace layout follows
+  // kernels::bwd_sm90_block_m; auto is resolved with that rule's tiles for kAuto); the workspace layout follows
   // it (re-laid out below if the sm80 kernel runs after all).
   const int sm90_bm = bwd_uses_sm90(s) ? kernels::bwd_sm90_block_m(s, a.schedule) : kernels::kBwdBlockM;
   kernels::BwdWorkspace ws = kernels::bwd_workspace_layout(s, sm90_bm);

@@ -1352,16 +1352,14 @@ struct MainLauncher {
     // The 24 / 240-register split (kLean): the 80-row tiles' default, DASH_BWD_SM90_PRODUCER24
     // forces it on / off (bwd_sm90_producer_regs); not with the lagged draft.
     const bool lean = bwd_sm90_producer_regs(p.model.p.block_m, D) == kProducerRegsLean;
-    if constexpr (kHasBm80<T, D, C>) {
-      if (p.model.p.block_m == kBM80) {
-        if constexpr (kHasBm80Lean<T, D, C>) {
-          if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
-        }
-        if constexpr (kHasBm80Wide<T, D, C>) {
-          if (!lean) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
-        }
-        return cudaErrorNotSupported;  // no such 80-row kernel (bwd_sm90_has_bm80 says so)
+    if (p.model.p.block_m == kBM80) {
+      if constexpr (kHasBm80Lean<T, D, C>) {
+        if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
       }
+      if constexpr (kHasBm80Wide<T, D, C>) {
+        if (!lean) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
+      }
+      return cudaErrorNotSupported;  // no such 80-row kernel (the host asks bwd_sm90_has_bm80 first)
     }
     // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
     if constexpr (D == 128) {
@@ -1374,9 +1372,10 @@ struct MainLauncher {
 template <typename T, int D, bool C>
 struct OccupancyQuery {
   static cudaError_t run(int block_m, int* ctas_per_sm) {
-    if constexpr (kHasBm80<T, D, C>) {
+    if (block_m == kBM80) {
       // Either split: the same shared memory and launch bounds (kLean: 48 static bytes more).
-      if (block_m == kBM80) return occupancy<T, D, C, kBM80, kHasBm80Lean<T, D, C>>(ctas_per_sm);
+      if constexpr (kHasBm80<T, D, C>) return occupancy<T, D, C, kBM80, kHasBm80Lean<T, D, C>>(ctas_per_sm);
+      return cudaErrorNotSupported;
     }
     return occupancy<T, D, C>(ctas_per_sm);
   }
@@ -1419,9 +1418,7 @@ cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& ma
   if (p.model.p.block_n != kBN) return cudaErrorNotSupported;
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   const int bm = p.model.p.block_m;
-  const bool lean80 = bwd_sm90_producer_regs(kBM80, head_dim) == kProducerRegsLean;
-  const bool bm80_ok = !causal && ((head_dim == 128 && (dtype == DType::kBF16 || lean80)) || (head_dim == 64 && !lean80));
-  if (bm != kBM && !(bm == kBM80 && bm80_ok)) return cudaErrorNotSupported;
+  if (bm != kBM && bm != kBM80) return cudaErrorNotSupported;  // MainLauncher: which 80-row kernels exist
   return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }
 

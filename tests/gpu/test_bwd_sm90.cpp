@@ -261,6 +261,16 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   }
 }
 
+// The tests' problems: dtype, head dim, mask, a (batch, seqlen_q, seqlen_k, heads_q, heads_kv)
+// shape and the seed of the random inputs.
+ProblemSpec spec_of(DType dt, int head_dim, bool causal, std::tuple<int, int, int, int, int> shape, int seed) {
+  ProblemSpec s;
+  s.dtype = dt; s.head_dim = head_dim; s.causal = causal;
+  std::tie(s.batch, s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv) = shape;
+  s.seed = seed;
+  return s;
+}
+
 std::vector<Sm90Case> accuracy_cases() {
   std::vector<Sm90Case> v;
   for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAtomic}) {
@@ -271,10 +281,7 @@ std::vector<Sm90Case> accuracy_cases() {
                                         std::tuple{1, 1000, 1000, 8, 2},   // GQA 4:1, key/query tails
                                         std::tuple{1, 2048, 2048, 4, 1},   // GQA 4:1, 32 x 16 tiles
                                         std::tuple{2, 300, 700, 4, 1}}) {  // seqlen_q < seqlen_k
-        ProblemSpec s;
-        s.dtype = DType::kBF16; s.head_dim = 128; s.causal = causal;
-        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
-        s.seed = 7000 + idx++;
+        ProblemSpec s = spec_of(DType::kBF16, 128, causal, {b, sq, sk, hq, hkv}, 7000 + idx++);
         v.push_back({s, sc});
       }
   }
@@ -410,10 +417,7 @@ void expect_bm80_draft(const char* env, DType dt, int head_dim, const std::vecto
   int idx = 0;
   for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 2048, 2048, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
                                     std::tuple{2, 113, 113, 4, 1}, std::tuple{2, 300, 700, 4, 1}}) {
-    ProblemSpec s;
-    s.dtype = dt; s.head_dim = head_dim; s.causal = false;
-    s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
-    s.seed = seed0 + idx++;
+    ProblemSpec s = spec_of(dt, head_dim, false, {b, sq, sk, hq, hkv}, seed0 + idx++);
     Problem pr(s);
     const Refs& r = references(s);
     ASSERT_TRUE(tested_forward(pr).ok());
@@ -541,10 +545,8 @@ std::vector<Sm90Case> wide_accuracy_cases() {
                                         std::tuple{2, 113, 113, 4, 1},     // partial tiles, GQA 4:1
                                         std::tuple{1, 1000, 1000, 8, 2},   // GQA 4:1, key/query tails
                                         std::tuple{2, 300, 700, 4, 1}}) {  // seqlen_q < seqlen_k
-        ProblemSpec s;
-        s.dtype = dt; s.head_dim = d; s.causal = causal;
-        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
-        s.seed = 7500 + idx++;  // per shape: the references are shared by the schedules
+        // The seed is per shape: the references are shared by the schedules.
+        ProblemSpec s = spec_of(dt, d, causal, {b, sq, sk, hq, hkv}, 7500 + idx++);
         for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAtomic})
           v.push_back({s, sc, /*wide=*/true});
       }
@@ -579,10 +581,7 @@ TEST(BwdSm90StridedStarts, AccurateAndBitwiseReproducible) {
   for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift})
     for (bool causal : {false, true})
       for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 1000, 1000, 8, 2}, std::tuple{1, 2048, 2048, 4, 1}}) {
-        ProblemSpec s;
-        s.dtype = DType::kBF16; s.head_dim = 128; s.causal = causal;
-        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
-        s.seed = 7100 + idx++;
+        ProblemSpec s = spec_of(DType::kBF16, 128, causal, {b, sq, sk, hq, hkv}, 7100 + idx++);
         const Sm90Case c{s, sc};
         Problem pr(s);
         const Refs& r = references(s);
@@ -629,10 +628,7 @@ void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType
     for (bool causal : {false, true})
       for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
                                         std::tuple{2, 300, 700, 4, 1}, std::tuple{3, 200, 333, 6, 2}}) {
-        ProblemSpec s;
-        s.dtype = dt; s.head_dim = d; s.causal = causal;
-        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
-        s.seed = seed0 + idx++;
+        ProblemSpec s = spec_of(dt, d, causal, {b, sq, sk, hq, hkv}, seed0 + idx++);
         ScopedEnv on_for_size(env, value);
         Problem pr(s);
         ASSERT_TRUE(tested_forward(pr).ok());
@@ -741,10 +737,7 @@ void expect_atomic_accurate_with(const std::vector<const char*>& switches, int s
     for (bool causal : {false, true})
       for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
                                         std::tuple{2, 300, 700, 4, 1}}) {
-        ProblemSpec s;
-        s.dtype = DType::kBF16; s.head_dim = d; s.causal = causal;
-        s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv;
-        s.seed = seed0 + idx++;
+        ProblemSpec s = spec_of(DType::kBF16, d, causal, {b, sq, sk, hq, hkv}, seed0 + idx++);
         const Sm90Case c{s, Schedule::kAtomic};
         Problem pr(s);
         const Refs& r = references(s);
