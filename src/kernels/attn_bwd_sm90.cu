@@ -119,7 +119,7 @@ struct Sm90BwdSmem {
   static constexpr uint32_t kDqBytes = kDqFloats * 4;
   // Staging buffers of dQ: two (one per writer), one with 80-row tiles at head_dim 128 (no room
   // for a second; the single writer then hands the buffer back once its bulk reduce has READ it).
-  // Head_dim 64 with 80-row tiles (DRAFT) keeps two: 2 x 20 KiB, 152 KiB in all.
+  // Head_dim 64 with 80-row tiles (DRAFT) keeps two: 2 x 20 KiB, 153.25 KiB in all.
   static constexpr int kDqBufs = BM == kBM || D == 64 ? 2 : 1;
   static constexpr uint32_t kVecBytes = BM * 4;                             // LSE or D of one Q tile
   // Buffer and parity of staged tile number `use` (the MMA side waits dq_empty with phase ^ 1).

@@ -215,7 +215,7 @@ static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm8
 //    compile-checked, not yet run on a GPU) while the 24 / 240 split is on (the fp16 tile spilled
 //    at 232 registers, compiles clean at 240);
 //  - head_dim 64 (DRAFT, DASH_BWD_SM90_D64_BM80=1, written 2026-12-01, compile-checked, not yet run
-//    on a GPU): bf16 or fp16 with the 40 / 232 split; two dQ staging buffers (152 KiB of smem).
+//    on a GPU): bf16 or fp16 with the 40 / 232 split; two dQ staging buffers (153.25 KiB of smem).
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   if (s.causal || bwd_lagged_dq_enabled()) return false;
   if (s.head_dim == 64)
