@@ -117,9 +117,9 @@ Status attn_bwd(const AttnBwdParams& params, void* workspace, size_t workspace_b
                 cudaStream_t stream, BwdLaunchInfo* info = nullptr);
 
 // Tile sizes the backward kernel uses for a shape and schedule (the planner models the same tiles).
-// On the sm90 kernel, full masks at head_dim 128 in bf16 run 80-row Q tiles for atomic, shift and
-// symmetric shift from 1024 rows and keys; kAuto is resolved with the 64-row tiles there (the
-// drafts DASH_BWD_SM90_FP16_BM80 / DASH_BWD_SM90_D64_BM80 extend this: docs/perf.md v16).
+// On the sm90 kernel, full masks (bf16 and fp16, head_dim 64 and 128) run 80-row Q tiles for
+// atomic, shift and symmetric shift from 1024 rows and keys, at head_dim 64 also spt (from 1024)
+// and descending (from 8192); kAuto is resolved with the 64-row tiles (docs/perf.md v16, v17).
 void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n, Schedule schedule = Schedule::kAuto);
 
 // The schedule `auto` resolves to for a shape on the current device.

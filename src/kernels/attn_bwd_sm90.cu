@@ -74,8 +74,8 @@ namespace dash::kernels {
 namespace {
 
 constexpr int kBM = kBwdSm90BlockM;  // 64 query rows per Q tile
-// The 80-row Q tile (head_dim 128, full masks, bf16; docs/bwd-sm90.md, "An 80-row Q tile"; the
-// default for atomic, shift and symmetric shift from 1k, bwd_sm90_block_m, docs/perf.md v14, v16): the kernel
+// The 80-row Q tile (full masks; docs/bwd-sm90.md, "An 80-row Q tile"; which schedules and lengths
+// take it by default: bwd_sm90_block_m, docs/perf.md v14, v16, v17): the kernel
 // templates take BM = kBM or kBM80. With BM = 80, S^T / dP^T are m64n80, P^T / dS^T feed 5 k-steps,
 // dQ is computed transposed (dQ^T = K^T dS^T, dS stored non-transposed) and staged in ONE buffer.
 constexpr int kBM80 = kBwdSm90BlockM80;
@@ -119,7 +119,7 @@ struct Sm90BwdSmem {
   static constexpr uint32_t kDqBytes = kDqFloats * 4;
   // Staging buffers of dQ: two (one per writer), one with 80-row tiles at head_dim 128 (no room
   // for a second; the single writer then hands the buffer back once its bulk reduce has READ it).
-  // Head_dim 64 with 80-row tiles (DRAFT) keeps two: 2 x 20 KiB, 153.25 KiB in all.
+  // Head_dim 64 with 80-row tiles keeps two: 2 x 20 KiB, 153.25 KiB in all.
   static constexpr int kDqBufs = BM == kBM || D == 64 ? 2 : 1;
   static constexpr uint32_t kVecBytes = BM * 4;                             // LSE or D of one Q tile
   // Buffer and parity of staged tile number `use` (the MMA side waits dq_empty with phase ^ 1).
@@ -1223,7 +1223,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // arrives on dq_full[dbuf] (the count stays kMmaArrivals). The dQ warpgroup alternates,
           // so the two stay balanced over two steps. Same staging order as hdim 128 with wg = 0.
           // (The hdim 128 order, dV / dQ / dK with dQ staged under dK, cost 5-23% here, bea1336.)
-          // 80-row tile (DRAFT, DASH_BWD_SM90_D64_BM80=1): the same order with dQ transposed as at
+          // 80-row tile (two staging buffers at head_dim 64): the same order with dQ transposed as at
           // head_dim 128's 80-row tile, dQ^T [64 hdim x 80 q] = K^T dS^T (issue_dqt, chunk 0);
           // early_dv is off there.
           if (!early_dv) issue_rs(dv, pf, L::kdOOff);
@@ -1335,10 +1335,9 @@ cudaError_t occupancy(int* ctas_per_sm) {
 }
 
 // The 80-row tile (full masks): at head_dim 128, bf16 with either register split and fp16 with
-// the 24 / 240 split only (DRAFT, DASH_BWD_SM90_FP16_BM80=1; at 232 registers the fp16 tile
-// spilled, 68-72 B, thirteenth session; at 240 it compiles clean, v15); at head_dim 64 (DRAFT,
-// DASH_BWD_SM90_D64_BM80=1) bf16 and fp16 with the 40 / 232 split only. bwd_sm90_has_bm80 says
-// which the host may pick.
+// the 24 / 240 split only (at 232 registers the fp16 tile spilled, 68-72 B, thirteenth session; at
+// 240 it compiles clean, v15); at head_dim 64 bf16 and fp16 with the 40 / 232 split only (two dQ
+// staging buffers). bwd_sm90_has_bm80 says which the host may pick.
 template <typename T, int D, bool C>
 constexpr bool kHasBm80Lean = D == 128 && !C;
 template <typename T, int D, bool C>

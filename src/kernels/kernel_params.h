@@ -203,51 +203,57 @@ constexpr int kFwdBlockN = 64;
 
 // ---- Hopper backward (attn_bwd_sm90.cu), the default where it applies (DASH_BWD_SM90=0 disables). ----
 // Same Q tile height as the sm80 kernel by default, 128-key KV tiles; 80-row Q tiles for full
-// masks at head_dim 128, bf16, for the schedules bwd_sm90_block_m gives them to. The workspace layout follows the tile height
-// (bwd_workspace_layout(shape, block_m)); attn_bwd_workspace_size covers both.
+// masks for the schedules and lengths bwd_sm90_block_m gives them to. The workspace layout follows
+// the tile height (bwd_workspace_layout(shape, block_m)); attn_bwd_workspace_size covers both.
 constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockM80 = 80;
 constexpr int kBwdSm90BlockN = 128;
 static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm80 workspace layout");
 // Whether the sm90 backward has the 80-row Q tile variant for this case: full mask (causal keeps
 // 64-row tiles, as FlashAttention-3 does), not the lagged-dQ draft, and
-//  - head_dim 128: bf16, or fp16 with DASH_BWD_SM90_FP16_BM80=1 (DRAFT, written 2026-12-01 and
-//    compile-checked, not yet run on a GPU) while the 24 / 240 split is on (the fp16 tile spilled
-//    at 232 registers, compiles clean at 240);
-//  - head_dim 64 (DRAFT, DASH_BWD_SM90_D64_BM80=1, written 2026-12-01, compile-checked, not yet run
-//    on a GPU): bf16 or fp16 with the 40 / 232 split; two dQ staging buffers (153.25 KiB of smem).
+//  - head_dim 128: bf16 (both register splits), or fp16 while the 24 / 240 split is on (the fp16
+//    tile spilled at 232 registers, compiles clean at 240);
+//  - head_dim 64: bf16 or fp16 with the 40 / 232 split; two dQ staging buffers (153.25 KiB of smem).
+// The fp16 and head_dim 64 tiles were drafts until they passed on an H200 (sixteenth session,
+// docs/perf.md v17); DASH_BWD_SM90_FP16_BM80=0 / DASH_BWD_SM90_D64_BM80=0 switch them off.
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   if (s.causal || bwd_lagged_dq_enabled()) return false;
   if (s.head_dim == 64)
-    return env_set_to_one("DASH_BWD_SM90_D64_BM80") && bwd_sm90_producer_regs(80, 64) == 40 &&
+    return env_not_zero("DASH_BWD_SM90_D64_BM80") && bwd_sm90_producer_regs(80, 64) == 40 &&
            (s.dtype == DType::kBF16 || s.dtype == DType::kFP16);
   if (s.head_dim != 128) return false;
   if (s.dtype == DType::kBF16) return true;
-  return s.dtype == DType::kFP16 && env_set_to_one("DASH_BWD_SM90_FP16_BM80") && bwd_sm90_producer_regs(80) == 24;
+  return s.dtype == DType::kFP16 && env_not_zero("DASH_BWD_SM90_FP16_BM80") && bwd_sm90_producer_regs(80) == 24;
 }
-// The 80-row tile is the default for these schedules from this many rows and keys (below it the
-// padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).
+// The 80-row tile is the default for the schedules with chain slack from this many rows and keys
+// (below it the padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).
 constexpr int kBwdSm90Bm80MinSeqlen = 1024;
+// Descending at head_dim 64 (two staging buffers) takes 80-row tiles from this many rows and keys:
+// 0.92-0.95x at 1k-4k, 1.02x at 8k, 1.08x at 16k (H200, sixteenth session, docs/perf.md v17).
+constexpr int kBwdSm90Bm80D64DescendingMinSeqlen = 8192;
 // The Q tile height of the sm90 backward for `s` under `schedule`, where bwd_sm90_has_bm80(s):
 //  - DASH_BWD_SM90_BLOCK_M=80 / any other value: 80- / 64-row tiles for every schedule;
-//  - unset: 80 rows for atomic, shift and symmetric shift (= shift on a full mask) when seqlen_q
-//    and seqlen_k are >= kBwdSm90Bm80MinSeqlen, else 64; at head_dim 64 (the draft, two staging
-//    buffers) for every schedule, auto included, from the same lengths.
-// Measured on the H200 (fifteenth session, docs/perf.md v16, 80 rows with the 24 / 240 split
-// against 64 rows, hdim 128 full, 1k-16k): atomic 1.02-1.10x, shift 1.06-1.17x, but descending
-// 0.86-0.98x (its ordered dQ chain waits for the one staging buffer's writer: v14). kAuto at head_dim 128 (the
-// planner resolves it with 64-row tiles) and the ordered schedules keep 64 rows.
+//  - unset: 80 rows for atomic, shift and symmetric shift (= shift on a full mask), and at head_dim
+//    64 also spt, when seqlen_q and seqlen_k are >= kBwdSm90Bm80MinSeqlen; descending at head_dim 64
+//    from kBwdSm90Bm80D64DescendingMinSeqlen; else 64 (ascending, auto, descending at head_dim 128).
+// Measured on the H200 (80 against 64 rows, full masks, 1k-16k; docs/perf.md v16, v17):
+//  - head_dim 128 bf16: atomic 1.02-1.10x, shift 1.06-1.17x, descending 0.86-0.98x (its ordered
+//    dQ chain waits for the one staging buffer's writer: v14);
+//  - head_dim 128 fp16: atomic 1.01-1.11x, shift 1.06-1.17x;
+//  - head_dim 64 bf16: atomic 1.10-1.11x, shift 1.12-1.15x, spt 1.06-1.09x, descending above.
+// kAuto is resolved with 64-row tiles (attn_bwd then runs the resolved schedule with its own tiles).
 // A function of shape and schedule only, so the bits do not depend on the device or grid.
 // Read on every call: set DASH_BWD_SM90_BLOCK_M before attn_bwd_workspace_size.
 inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
   if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
   const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "80") == 0 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
-  // Head_dim 64 (DRAFT, two staging buffers): every schedule; head_dim 128: the ones with chain slack.
-  const bool slack = s.head_dim == 64 || schedule == Schedule::kAtomic || schedule == Schedule::kShift ||
-                     schedule == Schedule::kSymmetricShift;
-  return slack && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen ? kBwdSm90BlockM80
-                                                                                               : kBwdSm90BlockM;
+  const bool slack = schedule == Schedule::kAtomic || schedule == Schedule::kShift ||
+                     schedule == Schedule::kSymmetricShift || (s.head_dim == 64 && schedule == Schedule::kSpt);
+  const int min_len = slack ? kBwdSm90Bm80MinSeqlen
+                      : s.head_dim == 64 && schedule == Schedule::kDescending ? kBwdSm90Bm80D64DescendingMinSeqlen
+                                                                              : 0;
+  return min_len > 0 && s.seqlen_q >= min_len && s.seqlen_k >= min_len ? kBwdSm90BlockM80 : kBwdSm90BlockM;
 }
 struct BwdSm90Maps {
   CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle

@@ -221,13 +221,21 @@ Status tested_forward(Problem& pr) { return pr.forward(); }
 class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 
 // The Q tile height the sm90 backward takes by default, written out here (not read from
-// kernels::bwd_sm90_block_m, which BwdSm90TileRule tests): 80 rows for atomic, shift and symmetric
-// shift (= shift on a full mask) at full masks, head_dim 128, bf16, from 1024 rows and keys.
+// kernels::bwd_sm90_block_m, which BwdSm90TileRule tests): at full masks (bf16 and fp16, head_dim
+// 64 and 128) 80 rows for atomic, shift and symmetric shift (= shift on a full mask) from 1024 rows
+// and keys, at head_dim 64 also spt (from 1024) and descending (from 8192); else 64.
 int expected_block_m(const ProblemSpec& s, Schedule sc) {
-  const bool slack = sc == Schedule::kAtomic || sc == Schedule::kShift || sc == Schedule::kSymmetricShift;
-  return slack && !s.causal && s.head_dim == 128 && s.dtype == DType::kBF16 && s.seqlen_q >= 1024 && s.seqlen_k >= 1024
-             ? kernels::kBwdSm90BlockM80
-             : kernels::kBwdSm90BlockM;
+  if (s.causal) return kernels::kBwdSm90BlockM;
+  const bool d64 = s.head_dim == 64;
+  const bool slack = sc == Schedule::kAtomic || sc == Schedule::kShift || sc == Schedule::kSymmetricShift ||
+                     (d64 && sc == Schedule::kSpt);
+  const int min_len = slack ? 1024 : d64 && sc == Schedule::kDescending ? 8192 : 0;
+  return min_len > 0 && s.seqlen_q >= min_len && s.seqlen_k >= min_len ? kernels::kBwdSm90BlockM80
+                                                                        : kernels::kBwdSm90BlockM;
+}
+// The register split of a tile by default: 24 / 240 for 80-row tiles at head_dim 128, else 40 / 232.
+int expected_producer_regs(int head_dim, int block_m) {
+  return block_m == kernels::kBwdSm90BlockM80 && head_dim == 128 ? 24 : 40;
 }
 
 TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
@@ -242,9 +250,9 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
   ASSERT_TRUE(st.ok()) << st.message;
   CUDA_OK(cudaDeviceSynchronize());
 
-  // Full masks at head_dim 128 (bf16) run both Q tile heights: the default for the schedule
-  // (expected_block_m) and the forced ones (DASH_BWD_SM90_BLOCK_M=80 / =64).
-  const bool has80 = c.spec.head_dim == 128 && !c.spec.causal && c.spec.dtype == DType::kBF16;
+  // Full masks run both Q tile heights: the default for the schedule (expected_block_m) and the
+  // forced ones (DASH_BWD_SM90_BLOCK_M=80 / =64).
+  const bool has80 = !c.spec.causal;
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   for (const char* bm_env : {static_cast<const char*>(nullptr), "80", "64"}) {
     if (bm_env != nullptr && !has80) continue;
@@ -256,7 +264,7 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
     ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
     ASSERT_EQ(info.block_m, bm_env == nullptr ? expected_block_m(c.spec, c.schedule)
                             : std::strcmp(bm_env, "80") == 0 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
-    ASSERT_EQ(info.producer_regs, info.block_m == kernels::kBwdSm90BlockM80 ? 24 : 40) << "the tile's default split";
+    ASSERT_EQ(info.producer_regs, expected_producer_regs(c.spec.head_dim, info.block_m)) << "the tile's default split";
     check_grads(pr, c, r, info);
   }
 }
@@ -330,7 +338,7 @@ TEST_P(BwdSm90Determinism, TwentyRerunsAreBitwiseIdentical) {
                       : std::strcmp(c.block_m, "80") == 0 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM;
   EXPECT_EQ(info.block_m, want_bm);
   EXPECT_EQ(info.producer_regs, c.producer24 != nullptr ? (std::strcmp(c.producer24, "1") == 0 ? 24 : 40)
-                                : want_bm == kernels::kBwdSm90BlockM80 ? 24 : 40);
+                                : expected_producer_regs(c.head_dim, want_bm));
   const uint64_t h0 = pr.grad_hash();
   for (int r = 1; r < 20; ++r) {
     st = run_sm90_bwd(pr, p, &info);
@@ -405,14 +413,15 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
                                          DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "64", "1"}),
                          det_name);
 
-// The 80-row drafts (compile-checked 2026-12-01, not yet run on a GPU), both behind a switch `env`:
-// accurate against float64 for `schedules` with the default tile rule (80 rows from 1k where
-// `default80(schedule)`) and with 80 rows forced (short and ragged shapes too); reproducible bit for
-// bit over reruns, grid sizes and dispatches (the deterministic schedules that ran 80 rows); and not
-// taken when the other register split is forced (`other_split`: there is no such kernel).
-void expect_bm80_draft(const char* env, DType dt, int head_dim, const std::vector<Schedule>& schedules,
-                       bool (*default80)(Schedule), int want_regs, const char* other_split, int seed0) {
-  ScopedEnv on(env, "1");
+// The fp16 and head_dim 64 80-row tiles (drafts until the sixteenth session's H200 run), the
+// default where expected_block_m says, `env`=0 switches them off: accurate against float64 for
+// `schedules` with the default tile rule and with 80 rows forced (short and ragged shapes too);
+// reproducible bit for bit over reruns, grid sizes and dispatches (the deterministic schedules that
+// ran 80 rows); not taken when the other register split is forced (`other_split`: there is no such
+// kernel) nor with env=0.
+void expect_bm80(const char* env, DType dt, int head_dim, const std::vector<Schedule>& schedules, int want_regs,
+                 const char* other_split, int seed0) {
+  ScopedEnv on(env, nullptr);
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   int idx = 0;
   for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 2048, 2048, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
@@ -422,11 +431,10 @@ void expect_bm80_draft(const char* env, DType dt, int head_dim, const std::vecto
     const Refs& r = references(s);
     ASSERT_TRUE(tested_forward(pr).ok());
     CUDA_OK(cudaDeviceSynchronize());
-    const bool long_enough = sq >= 1024 && sk >= 1024;
     for (Schedule sc : schedules) {
       for (const char* bm_env : {static_cast<const char*>(nullptr), "80"}) {
         ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
-        const bool want80 = bm_env != nullptr || (long_enough && default80(sc));
+        const bool want80 = bm_env != nullptr || expected_block_m(s, sc) == kernels::kBwdSm90BlockM80;
         AttnBwdParams p = pr.bwd_params(sc);
         p.allow_fallback = false;
         BwdLaunchInfo info;
@@ -463,40 +471,51 @@ void expect_bm80_draft(const char* env, DType dt, int head_dim, const std::vecto
       ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kAtomic), &info).ok());
       EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
     }
+    {  // Switched off: 64-row tiles, forced or not.
+      ScopedEnv off(env, "0");
+      for (const char* bm_env : {static_cast<const char*>(nullptr), "80"}) {
+        ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
+        BwdLaunchInfo info;
+        ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kShift), &info).ok());
+        EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM) << env << "=0 " << s.str();
+      }
+    }
   }
 }
 
-// DASH_BWD_SM90_FP16_BM80=1 (DRAFT): the fp16 80-row tile at head_dim 128, with the 24 / 240 split
-// only (bwd_sm90_has_bm80); by default for atomic and shift, as in bf16.
+// The fp16 80-row tile at head_dim 128, with the 24 / 240 split only (bwd_sm90_has_bm80); by
+// default for atomic and shift, as in bf16 (DASH_BWD_SM90_FP16_BM80=0 switches it off).
 TEST(BwdSm90Fp16Bm80, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
-  expect_bm80_draft("DASH_BWD_SM90_FP16_BM80", DType::kFP16, 128,
-                    {Schedule::kAtomic, Schedule::kShift, Schedule::kDescending},
-                    [](Schedule sc) { return sc != Schedule::kDescending; }, 24, "0", 9000);
+  expect_bm80("DASH_BWD_SM90_FP16_BM80", DType::kFP16, 128, {Schedule::kAtomic, Schedule::kShift, Schedule::kDescending},
+              24, "0", 9000);
 }
 
-// DASH_BWD_SM90_D64_BM80=1 (DRAFT): 80-row tiles at head_dim 64 (bf16 and fp16), the 40 / 232 split
-// and two dQ staging buffers, so every schedule takes them by default (from 1k).
+// 80-row tiles at head_dim 64 (bf16 and fp16), the 40 / 232 split and two dQ staging buffers: by
+// default for atomic, shift and spt from 1k and descending from 8k (forced here at the shorter
+// shapes); DASH_BWD_SM90_D64_BM80=0 switches them off.
 TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
   for (auto [dt, seed] : {std::pair{DType::kBF16, 9100}, std::pair{DType::kFP16, 9200}})
-    expect_bm80_draft("DASH_BWD_SM90_D64_BM80", dt, 64,
-                      {Schedule::kAtomic, Schedule::kShift, Schedule::kDescending, Schedule::kAscending},
-                      [](Schedule) { return true; }, 40, "1", seed);
+    expect_bm80("DASH_BWD_SM90_D64_BM80", dt, 64,
+                {Schedule::kAtomic, Schedule::kShift, Schedule::kSpt, Schedule::kDescending, Schedule::kAscending}, 40,
+                "1", seed);
 }
 
 // auto runs the schedule it resolves to exactly as the explicit schedule runs: same tiles, same
 // register split, same bits (attn_bwd relaunches auto as explicit where the resolved schedule
-// takes 80-row tiles). The 80-row shapes (full, head_dim 128, bf16, >= 1k) and a 64-row one.
+// takes 80-row tiles). Full shapes from 1k (bf16 and fp16, head_dim 128 and 64) and a causal one.
 TEST(BwdSm90Auto, RunsItsScheduleAsTheExplicitOne) {
   REQUIRE_SM90();
   ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
   ScopedEnv p24_env("DASH_BWD_SM90_PRODUCER24", nullptr);
   int idx = 0;
-  for (auto [sq, causal] : {std::pair{2048, false}, std::pair{1024, false}, std::pair{2048, true}}) {
+  for (auto [sq, causal, d, dt] : {std::tuple{2048, false, 128, DType::kBF16}, std::tuple{1024, false, 128, DType::kBF16},
+                                   std::tuple{2048, true, 128, DType::kBF16}, std::tuple{2048, false, 128, DType::kFP16},
+                                   std::tuple{2048, false, 64, DType::kBF16}, std::tuple{1024, false, 64, DType::kFP16}}) {
     ProblemSpec s;
-    s.batch = 2; s.seqlen_q = sq; s.seqlen_k = sq; s.heads_q = 8; s.heads_kv = 2; s.head_dim = 128;
-    s.dtype = DType::kBF16; s.causal = causal; s.seed = 8900 + idx++;
+    s.batch = 2; s.seqlen_q = sq; s.seqlen_k = sq; s.heads_q = 8; s.heads_kv = 2; s.head_dim = d;
+    s.dtype = dt; s.causal = causal; s.seed = 8900 + idx++;
     Problem pr(s);
     ASSERT_TRUE(tested_forward(pr).ok());
     BwdLaunchInfo auto_info, explicit_info;
@@ -559,6 +578,8 @@ INSTANTIATE_TEST_SUITE_P(BwdSm90Wide, BwdSm90Determinism,
                          testing::Values(DetCase{Schedule::kDescending, true, DType::kBF16, 64, true},
                                          DetCase{Schedule::kSymmetricShift, true, DType::kBF16, 64, true},
                                          DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 64, true},
+                                         // spt at head_dim 64, full: 80-row tiles by default
+                                         DetCase{Schedule::kSpt, false, DType::kBF16, 64, true},
                                          DetCase{Schedule::kDescending, true, DType::kFP16, 128, true},
                                          DetCase{Schedule::kSymmetricShift, false, DType::kFP16, 128, true},
                                          DetCase{Schedule::kSymmetricShift, true, DType::kFP16, 64, true}),
@@ -930,11 +951,12 @@ TEST(BwdSm90ProducerSplit, LeanForEightyRowTilesAndWhereForced) {
 
 // Host only: which Q tile height the sm90 backward takes (bwd_sm90_block_m), and the workspace
 // size query covering both layouts.
-TEST(BwdSm90TileRule, EightyRowTilesForAtomicAndShiftAtFullMasksHeadDim128Bf16) {
+TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
   ScopedEnv clear("DASH_BWD_SM90_BLOCK_M", nullptr);
   ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
-  ScopedEnv fp16_off("DASH_BWD_SM90_FP16_BM80", nullptr);
-  ScopedEnv d64_off("DASH_BWD_SM90_D64_BM80", nullptr);
+  ScopedEnv fp16_on("DASH_BWD_SM90_FP16_BM80", nullptr);
+  ScopedEnv d64_on("DASH_BWD_SM90_D64_BM80", nullptr);
+  ScopedEnv split_default("DASH_BWD_SM90_PRODUCER24", nullptr);
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
   auto bm = [&](int seqlen, bool causal, DType dt, int d, Schedule sc, int seqlen_k = 0) {
@@ -943,52 +965,61 @@ TEST(BwdSm90TileRule, EightyRowTilesForAtomicAndShiftAtFullMasksHeadDim128Bf16) 
     return kernels::bwd_sm90_block_m(x, sc);
   };
   const int k64 = kernels::kBwdSm90BlockM, k80 = kernels::kBwdSm90BlockM80;
-  const DType bf = DType::kBF16;
-  for (Schedule sc : {Schedule::kAtomic, Schedule::kShift, Schedule::kSymmetricShift}) {
-    EXPECT_EQ(bm(16384, false, bf, 128, sc), k80) << schedule_name(sc);
-    EXPECT_EQ(bm(1024, false, bf, 128, sc), k80) << schedule_name(sc);
-    EXPECT_EQ(bm(1000, false, bf, 128, sc), k64) << schedule_name(sc) << ": below 1024 rows";
-    EXPECT_EQ(bm(4096, false, bf, 128, sc, 1000), k64) << schedule_name(sc) << ": below 1024 keys";
-    EXPECT_EQ(bm(4096, true, bf, 128, sc), k64) << schedule_name(sc) << ": causal keeps 64-row tiles";
-    EXPECT_EQ(bm(4096, false, DType::kFP16, 128, sc), k64) << schedule_name(sc) << ": no fp16 80-row kernel";
-    EXPECT_EQ(bm(4096, false, bf, 64, sc), k64) << schedule_name(sc) << ": head_dim 64 keeps 64-row tiles";
+  const DType bf = DType::kBF16, fp = DType::kFP16;
+  for (auto [dt, d] : {std::pair{bf, 128}, std::pair{fp, 128}, std::pair{bf, 64}, std::pair{fp, 64}}) {
+    const std::string kind = std::string(dt == bf ? "bf16" : "fp16") + " d" + std::to_string(d) + " ";
+    for (Schedule sc : {Schedule::kAtomic, Schedule::kShift, Schedule::kSymmetricShift}) {
+      EXPECT_EQ(bm(16384, false, dt, d, sc), k80) << kind << schedule_name(sc);
+      EXPECT_EQ(bm(1024, false, dt, d, sc), k80) << kind << schedule_name(sc);
+      EXPECT_EQ(bm(1000, false, dt, d, sc), k64) << kind << schedule_name(sc) << ": below 1024 rows";
+      EXPECT_EQ(bm(4096, false, dt, d, sc, 1000), k64) << kind << schedule_name(sc) << ": below 1024 keys";
+      EXPECT_EQ(bm(4096, true, dt, d, sc), k64) << kind << schedule_name(sc) << ": causal keeps 64-row tiles";
+    }
+    for (Schedule sc : {Schedule::kAscending, Schedule::kAuto})
+      EXPECT_EQ(bm(16384, false, dt, d, sc), k64) << kind << schedule_name(sc);
   }
-  for (Schedule sc : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kAuto})
-    EXPECT_EQ(bm(16384, false, bf, 128, sc), k64) << schedule_name(sc) << ": the ordered chains keep 64 rows";
+  for (Schedule sc : {Schedule::kSpt, Schedule::kDescending})
+    for (DType dt : {bf, fp})
+      EXPECT_EQ(bm(16384, false, dt, 128, sc), k64) << schedule_name(sc) << ": the ordered chains keep 64 rows at d128";
+  // head_dim 64: spt from 1024, descending from 8192 (two staging buffers)
+  EXPECT_EQ(bm(1024, false, bf, 64, Schedule::kSpt), k80);
+  EXPECT_EQ(bm(1000, false, fp, 64, Schedule::kSpt), k64);
+  EXPECT_EQ(bm(8192, false, bf, 64, Schedule::kDescending), k80);
+  EXPECT_EQ(bm(8192, false, fp, 64, Schedule::kDescending), k80);
+  EXPECT_EQ(bm(4096, false, bf, 64, Schedule::kDescending), k64) << "below 8192 rows";
+  EXPECT_EQ(bm(8192, false, bf, 64, Schedule::kDescending, 4096), k64) << "below 8192 keys";
+  EXPECT_EQ(bm(8192, true, bf, 64, Schedule::kDescending), k64) << "causal keeps 64-row tiles";
+  EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 64), 40);
+  EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 128), 24);
   {
     ScopedEnv force("DASH_BWD_SM90_BLOCK_M", "80");
     EXPECT_EQ(bm(300, false, bf, 128, Schedule::kDescending), k80);
     EXPECT_EQ(bm(16384, false, bf, 128, Schedule::kAuto), k80);
+    EXPECT_EQ(bm(300, false, fp, 64, Schedule::kAscending), k80);
     EXPECT_EQ(bm(300, true, bf, 128, Schedule::kAtomic), k64) << "causal keeps 64-row tiles";
-    EXPECT_EQ(bm(300, false, DType::kFP16, 128, Schedule::kAtomic), k64) << "no fp16 80-row kernel";
-    EXPECT_EQ(bm(300, false, bf, 64, Schedule::kAtomic), k64) << "head_dim 64 keeps 64-row tiles";
     ScopedEnv on("DASH_BWD_LAGGED_DQ", "1");
     EXPECT_EQ(bm(300, false, bf, 128, Schedule::kAtomic), k64) << "the lagged draft has 64-row tiles only";
   }
-  {  // head_dim 64 (DRAFT, DASH_BWD_SM90_D64_BM80=1): every schedule from 1k, the 40 / 232 split only
-    ScopedEnv d64("DASH_BWD_SM90_D64_BM80", "1");
-    ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
-    for (Schedule sc : {Schedule::kAscending, Schedule::kDescending, Schedule::kShift, Schedule::kAtomic, Schedule::kAuto})
-      EXPECT_EQ(bm(4096, false, bf, 64, sc), k80) << schedule_name(sc);
-    EXPECT_EQ(bm(4096, false, DType::kFP16, 64, Schedule::kDescending), k80);
-    EXPECT_EQ(bm(1000, false, bf, 64, Schedule::kDescending), k64) << "below 1024 rows";
-    EXPECT_EQ(bm(4096, true, bf, 64, Schedule::kDescending), k64) << "causal keeps 64-row tiles";
-    EXPECT_EQ(bm(4096, false, bf, 128, Schedule::kDescending), k64) << "head_dim 128 keeps its own rule";
-    EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 64), 40);
+  {  // the lean split forced: no head_dim 64 80-row kernel at 24 / 240
     ScopedEnv lean("DASH_BWD_SM90_PRODUCER24", "1");
-    EXPECT_EQ(bm(4096, false, bf, 64, Schedule::kDescending), k64) << "no lean head_dim 64 80-row kernel";
+    EXPECT_EQ(bm(4096, false, bf, 64, Schedule::kAtomic), k64) << "no lean head_dim 64 80-row kernel";
+    EXPECT_EQ(bm(4096, false, fp, 128, Schedule::kAtomic), k80);
   }
-  EXPECT_EQ(bm(4096, false, bf, 64, Schedule::kAtomic), k64) << "head_dim 64: 64-row tiles without the draft switch";
-  {  // fp16 (DRAFT, DASH_BWD_SM90_FP16_BM80=1): only with the 24 / 240 split, which 80-row tiles default to
-    ScopedEnv fp16("DASH_BWD_SM90_FP16_BM80", "1");
-    ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
-    EXPECT_EQ(bm(4096, false, DType::kFP16, 128, Schedule::kAtomic), k80);
-    EXPECT_EQ(bm(4096, false, DType::kFP16, 128, Schedule::kDescending), k64);
-    EXPECT_EQ(bm(4096, true, DType::kFP16, 128, Schedule::kAtomic), k64);
-    EXPECT_EQ(bm(4096, false, DType::kFP16, 64, Schedule::kAtomic), k64);
-    ScopedEnv split("DASH_BWD_SM90_PRODUCER24", "0");
-    EXPECT_EQ(bm(4096, false, DType::kFP16, 128, Schedule::kAtomic), k64) << "no fp16 80-row kernel at 40 / 232";
+  {  // the wide split forced: no fp16 head_dim 128 80-row kernel at 40 / 232
+    ScopedEnv wide("DASH_BWD_SM90_PRODUCER24", "0");
+    EXPECT_EQ(bm(4096, false, fp, 128, Schedule::kAtomic), k64) << "no fp16 80-row kernel at 40 / 232";
     EXPECT_EQ(bm(4096, false, bf, 128, Schedule::kAtomic), k80) << "bf16 has both splits";
+    EXPECT_EQ(bm(4096, false, fp, 64, Schedule::kAtomic), k80);
+  }
+  {  // switched off
+    ScopedEnv off16("DASH_BWD_SM90_FP16_BM80", "0");
+    ScopedEnv off64("DASH_BWD_SM90_D64_BM80", "0");
+    EXPECT_EQ(bm(4096, false, fp, 128, Schedule::kAtomic), k64);
+    EXPECT_EQ(bm(4096, false, bf, 64, Schedule::kAtomic), k64);
+    EXPECT_EQ(bm(4096, false, fp, 64, Schedule::kShift), k64);
+    EXPECT_EQ(bm(4096, false, bf, 128, Schedule::kAtomic), k80) << "bf16 head_dim 128 has no switch";
+    ScopedEnv force("DASH_BWD_SM90_BLOCK_M", "80");
+    EXPECT_EQ(bm(4096, false, bf, 64, Schedule::kAtomic), k64) << "switched off, even when forced";
   }
   {
     ScopedEnv other("DASH_BWD_SM90_BLOCK_M", "64");
