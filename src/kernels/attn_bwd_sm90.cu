@@ -295,11 +295,23 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 // __syncwarp: a deadlock. Seen as a hang of the default path (two writers) in the test suite
 // under concurrent load, and in 3 of 4 stress processes with take-ahead. A barrier's waiters
 // must be threads whose own arrivals gate its next phase, or one thread.
+// The split rank (shift / symmetric shift, whose dQ rank is a loop over the chain): the MMA warps
+// that stage a tile each add their warp's partial count to s_rank[buf] after the dq_empty wait and
+// before their dq_full arrival (which releases it); the writer takes the sum after its dq_full wait
+// and clears the slot before its dq_empty arrival (the mailbox's rank is not read). (Computed by one
+// warp, the loop delayed that warp's warpgroup every step and the other one waited for it at the
+// dS barrier: 12% of the 80-row shift kernel's stall samples at 8k, docs/perf.md v17.)
+__device__ __forceinline__ int take_rank_part(int* slot) {
+  const int r = *reinterpret_cast<volatile int*>(slot);
+  if (r != 0) *reinterpret_cast<volatile int*>(slot) = 0;
+  return r;
+}
+
 // One staging buffer (BM 80 at head_dim 128): one writer, stride 1, and always the early release (the buffer back
 // at `.read`, so that the MMA warps can stage the next tile while this one's adds complete).
 template <int D, int BM>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
-                                          int* s_reduced, const DqMeta* mailbox, int first, int stride) {
+                                          int* s_reduced, int* s_rank, const DqMeta* mailbox, int first, int stride) {
   using L = Sm90BwdSmem<D, BM>;
   const ScheduleModel M = fixed_tiles<BM>(p.model);
   const bool ordered = M.deterministic() && !p.debug_unordered;
@@ -316,7 +328,8 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
       if (early) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
       break;
     }
-    const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
+    const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j;
+    const int rank = M.rank_needs_loop() ? take_rank_part(s_rank + buf) : vm->rank;
     int* sem = p.dq_sem + dq_sem_index(M, mb, mhq, mi);
     float* dst = dq_accum_tile<D, BM>(p, M, mb, mhq, mi);
     if (ordered) {
@@ -352,7 +365,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
 // owed tile is finished unless a non-blocking probe shows the wait would fall through.
 template <int D>
 __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
-                                                  int* s_reduced, const DqMeta* mailbox) {
+                                                  int* s_reduced, int* s_rank, const DqMeta* mailbox) {
   using L = Sm90BwdSmem<D>;
   const ScheduleModel M = fixed_tiles<kBM>(p.model);
   const bool ordered = M.deterministic() && !p.debug_unordered;
@@ -385,7 +398,8 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
       if (owed_sem >= 0) finish_owed(q - 1, false);
       break;
     }
-    const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j, rank = vm->rank;
+    const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j;
+    const int rank = M.rank_needs_loop() ? take_rank_part(s_rank + buf) : vm->rank;
     // Kept as an int (one register fewer in the 40-register warp): < 2^31, one int each in the workspace.
     const int sem_idx = static_cast<int>(dq_sem_index(M, mb, mhq, mi));
     int* sem = p.dq_sem + sem_idx;
@@ -780,6 +794,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ Sm90BwdBars bars;
   __shared__ TaskRef s_task[2];  // ring of 2
   __shared__ int s_reduced_storage;
+  __shared__ int s_rank[2];     // the split rank's partial sums, per staging buffer (take_rank_part)
   __shared__ int s_take_ahead;  // 80-row tile: takes_ahead(p, M) ? p.take_ahead : -1
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
   int* s_reduced = &s_reduced_storage;
@@ -800,6 +815,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     cuda::ptx::mbarrier_init(&bars.kv_empty, kMmaArrivals);
     cuda::ptx::mbarrier_init(&bars.kv_near_end, 1);
     s_reduced_storage = 0;
+    s_rank[0] = s_rank[1] = 0;
     if constexpr (kT80) s_take_ahead = takes_ahead(p, fixed_tiles<BM>(p.model)) ? p.take_ahead : -1;
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
 #ifdef DASH_DEBUG_WAITS
@@ -836,12 +852,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (lane == 0) task_taker<BM, kLean>(p, bars, s_task, s_reduced);
     } else if (warp == kWriterWarp) {
       if (BM == kBM && p.writer_overlap) {  // (the overlap draft has the 64-row layout only)
-        if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, mailbox);
+        if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, s_rank, mailbox);
       } else if (lane == 0) {
-        dq_writer<D, BM>(p, smem, bars, s_reduced, mailbox, 0, two_writers ? 2 : 1);
+        dq_writer<D, BM>(p, smem, bars, s_reduced, s_rank, mailbox, 0, two_writers ? 2 : 1);
       }
     } else if (warp == kWriterWarp2 && two_writers) {
-      if (lane == 0) dq_writer<D, BM>(p, smem, bars, s_reduced, mailbox, 1, 2);  // the odd tiles (buffer 1)
+      if (lane == 0) dq_writer<D, BM>(p, smem, bars, s_reduced, s_rank, mailbox, 1, 2);  // the odd tiles (buffer 1)
     }
     return;
   }
@@ -907,9 +923,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   // reduce of tile use - 2 has completed. Fragment order: float4 (chunk, k, t) = acc[4k..4k+3].
   // Lane 0 of warp meta_warp writes the mailbox slot.
   // 80-row tile: acc = this warpgroup's dQ^T accumulator (kAcc = 40: 10 float4), one buffer.
+  // meta.rank: rank_split's value; for the loop schedules this warp's partial count, added to
+  // s_rank once the buffer is free (every staging warp).
   auto stage_dq = [&](const float (&acc)[kAcc], int use, const DqMeta& meta, int chunk, int meta_warp) {
     const int dbuf = L::dq_buf(use);
     sm90::mbar_wait(&bars.dq_empty[dbuf], L::dq_phase(use) ^ 1);
+    if (M.rank_needs_loop() && meta.rank != 0 && lane_id() == 0) atomicAdd(&s_rank[dbuf], meta.rank);
     float* stage = sDqStage + dbuf * L::kDqFloats;
 #pragma unroll
     for (int k = 0; k < kAcc / 4; ++k)
@@ -921,9 +940,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   // The position of (Q tile ii, KV tile jj) in dQ tile ii's accumulation chain (schedule.h), as in
   // the sm80 writer; warp-uniform, meaningful in the warp that writes the mailbox.
-  auto rank_of = [&](int ii, int jj) -> int {
+  // For a tile staged by the nw warps w0 .. w0 + nw - 1 (every one of them calls it): the closed-
+  // form ranks whole (the mailbox's value); the loop (shift, symmetric shift) split over the nw
+  // warps, this warp's partial count, summed by the writer (take_rank_part), so that no warp
+  // carries the whole loop. Goes to stage_dq as DqMeta::rank.
+  auto rank_split = [&](int ii, int jj, int w0, int nw) -> int {
     if (!M.deterministic()) return 0;
-    return M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(ii, jj, lane_id(), 32)) : M.rank(ii, jj);
+    if (!M.rank_needs_loop()) return M.rank(ii, jj);
+    // (the thread index read here, not kept live: in the 80-row kernel at 240 registers it spilled)
+    return __reduce_add_sync(0xffffffffu, M.rank_partial(ii, jj, tid_x() - 32 * w0, nw * 32));
   };
 
   int side_use = 0, step_use = 0;  // step_use also numbers the dQ tiles handed to the writer
@@ -1150,7 +1175,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           int rank = 0;
           if (have_prev) {
             issue_lagged_dq(dqacc, step_use - 1);
-            if (warp == 0) rank = rank_of(prev_i, j);  // under the GEMMs
+            rank = rank_split(prev_i, j, 0, 8);  // under the GEMMs
           }
           retire_all();
           // Q, dO, LSE, D of this stage are consumed (GEMM 5 reads only dS and K).
@@ -1170,9 +1195,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           issue_dqt(dqacc, step_use & 1, wg);  // this warpgroup's 64 hdim rows of dQ^T
           issue_rs(dk, df, L::kQOff);
           const int jr = static_cast<int>(opaque(static_cast<uint32_t>(M.kv_tile(slot, side))));
-          const int rank = tid_x() < 32 ? rank_of(i_late, jr) : 0;  // under the GEMMs
           ptx::wgmma_wait_group<1>();  // dV and dQ^T retired; dK may run
           ptx::warpgroup_fence_operand(dqacc);
+          const int rank = rank_split(i_late, jr, 0, 8);  // under dK
           stage_dq(dqacc, step_use, DqMeta{b, hq, i_late, jr, task, rank, {0, 0}}, wg, 0);
           retire_all();
           // Q, dO, LSE, D of this stage are consumed.
@@ -1185,7 +1210,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           issue_rs(dv, pf, L::kdOOff);
           issue_rs(dk, df, L::kQOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
-          const int rank = warp == 0 ? rank_of(i_late, j) : 0;  // under dV / dK
+          const int rank = rank_split(i_late, j, 0, 8);  // under dV / dK
           retire_all();
           // Q, dO, LSE, D of this stage are consumed (the dQ^T GEMM reads K and dS).
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
@@ -1209,7 +1234,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // integer divisions) runs while the tensor cores work on the GEMMs; computed after the
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
           // barrier late), a cost that grew with seqlen.
-          const int rank = warp == 0 ? rank_of(i_late, j) : 0;
+          const int rank = rank_split(i_late, j, 0, 8);
           ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
           ptx::warpgroup_fence_operand(dqacc);
           stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
@@ -1239,7 +1264,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               issue_dqt(dqacc, dbuf, 0);
             else
               issue_dq(dqacc, dbuf, 0);
-            const int rank = warp == 4 * wg ? rank_of(i, j) : 0;
+            const int rank = rank_split(i, j, 4 * wg, 4);
             ptx::wgmma_wait_group<0>();
             ptx::warpgroup_fence_operand(dqacc);
             stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, 0, 4 * wg);
@@ -1259,7 +1284,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (nsteps > 0) {
           float dqacc[32];
           issue_lagged_dq(dqacc, step_use - 1);
-          const int rank = warp == 0 ? rank_of(prev_i, j) : 0;
+          const int rank = rank_split(prev_i, j, 0, 8);
           ptx::wgmma_wait_group<0>();
           finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
         }
