@@ -295,7 +295,8 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 // __syncwarp: a deadlock. Seen as a hang of the default path (two writers) in the test suite
 // under concurrent load, and in 3 of 4 stress processes with take-ahead. A barrier's waiters
 // must be threads whose own arrivals gate its next phase, or one thread.
-// The split rank (shift / symmetric shift, whose dQ rank is a loop over the chain): the MMA warps
+// The split rank (kSplit: shift / symmetric shift, whose dQ rank is a loop over the chain; the
+// variant bwd_sm90_split_rank picks): the MMA warps
 // that stage a tile each add their warp's partial count to s_rank[buf] after the dq_empty wait and
 // before their dq_full arrival (which releases it); the writer takes the sum after its dq_full wait
 // and clears the slot before its dq_empty arrival (the mailbox's rank is not read). (Computed by one
@@ -309,7 +310,7 @@ __device__ __forceinline__ int take_rank_part(int* slot) {
 
 // One staging buffer (BM 80 at head_dim 128): one writer, stride 1, and always the early release (the buffer back
 // at `.read`, so that the MMA warps can stage the next tile while this one's adds complete).
-template <int D, int BM>
+template <int D, int BM, bool kSplit>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, int* s_rank, const DqMeta* mailbox, int first, int stride) {
   using L = Sm90BwdSmem<D, BM>;
@@ -329,7 +330,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
       break;
     }
     const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j;
-    const int rank = M.rank_needs_loop() ? take_rank_part(s_rank + buf) : vm->rank;
+    const int rank = kSplit ? take_rank_part(s_rank + buf) : vm->rank;
     int* sem = p.dq_sem + dq_sem_index(M, mb, mhq, mi);
     float* dst = dq_accum_tile<D, BM>(p, M, mb, mhq, mi);
     if (ordered) {
@@ -363,7 +364,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
 // so one writer keeps two bulk reduces in flight. Deadlock rule: never block while a release
 // is owed. Before any blocking wait (the next staged partial, the next tile's semaphore) the
 // owed tile is finished unless a non-blocking probe shows the wait would fall through.
-template <int D>
+template <int D, bool kSplit>
 __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                                   int* s_reduced, int* s_rank, const DqMeta* mailbox) {
   using L = Sm90BwdSmem<D>;
@@ -399,7 +400,7 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
       break;
     }
     const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j;
-    const int rank = M.rank_needs_loop() ? take_rank_part(s_rank + buf) : vm->rank;
+    const int rank = kSplit ? take_rank_part(s_rank + buf) : vm->rank;
     // Kept as an int (one register fewer in the 40-register warp): < 2^31, one int each in the workspace.
     const int sem_idx = static_cast<int>(dq_sem_index(M, mb, mhq, mi));
     int* sem = p.dq_sem + sem_idx;
@@ -770,7 +771,7 @@ __device__ __forceinline__ void compute_ds(float (&dp)[8 * kKS], const uint32_t 
 // MMA warpgroups are no longer in lockstep: one may run up to about a step ahead, its softmax
 // and dS math overlapping the other's GEMMs (as the forward's ping-pong does). Same GEMMs on the
 // same operands in the same order per tile: the same bits as kLag = false.
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -815,7 +816,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     cuda::ptx::mbarrier_init(&bars.kv_empty, kMmaArrivals);
     cuda::ptx::mbarrier_init(&bars.kv_near_end, 1);
     s_reduced_storage = 0;
-    s_rank[0] = s_rank[1] = 0;
+    if constexpr (kSplit) s_rank[0] = s_rank[1] = 0;
     if constexpr (kT80) s_take_ahead = takes_ahead(p, fixed_tiles<BM>(p.model)) ? p.take_ahead : -1;
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
 #ifdef DASH_DEBUG_WAITS
@@ -852,12 +853,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (lane == 0) task_taker<BM, kLean>(p, bars, s_task, s_reduced);
     } else if (warp == kWriterWarp) {
       if (BM == kBM && p.writer_overlap) {  // (the overlap draft has the 64-row layout only)
-        if (lane == 0) dq_writer_overlap<D>(p, smem, bars, s_reduced, s_rank, mailbox);
+        if (lane == 0) dq_writer_overlap<D, kSplit>(p, smem, bars, s_reduced, s_rank, mailbox);
       } else if (lane == 0) {
-        dq_writer<D, BM>(p, smem, bars, s_reduced, s_rank, mailbox, 0, two_writers ? 2 : 1);
+        dq_writer<D, BM, kSplit>(p, smem, bars, s_reduced, s_rank, mailbox, 0, two_writers ? 2 : 1);
       }
     } else if (warp == kWriterWarp2 && two_writers) {
-      if (lane == 0) dq_writer<D, BM>(p, smem, bars, s_reduced, s_rank, mailbox, 1, 2);  // the odd tiles (buffer 1)
+      if (lane == 0) dq_writer<D, BM, kSplit>(p, smem, bars, s_reduced, s_rank, mailbox, 1, 2);  // the odd tiles (buffer 1)
     }
     return;
   }
@@ -918,37 +919,52 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(BM))), kk > 0 ? 1 : 0);
     ptx::wgmma_commit_group();
   };
+  // The position of (Q tile ii, KV tile jj) in dQ tile ii's accumulation chain (schedule.h), as in
+  // the sm80 writer; warp-uniform, meaningful in the warp that writes the mailbox.
+  auto rank_of = [&](int ii, int jj) -> int {
+    if (!M.deterministic()) return 0;
+    return M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(ii, jj, lane_id(), 32)) : M.rank(ii, jj);
+  };
+  // kSplit (shift, symmetric shift; bwd_sm90_split_rank): for a tile staged by the nw warps w0 ..
+  // w0 + nw - 1 (every one of them calls it), the loop split over the nw warps: this warp's
+  // partial count, summed by the writer (take_rank_part), so that no warp carries the whole loop.
+  // Goes to stage_dq as DqMeta::rank.
+  auto rank_split = [&](int ii, int jj, int w0, int nw) -> int {
+    // (the thread index read here, not kept live: in the 80-row kernel at 240 registers it spilled)
+    return __reduce_add_sync(0xffffffffu, M.rank_partial(ii, jj, tid_x() - 32 * w0, nw * 32));
+  };
   // Hands dQ tile number `use` (head_dim 128: this warpgroup's 64 columns, chunk = wg; head_dim
   // 64: the whole tile, chunk 0) to the writer: staging buffer use % 2, free once the writer's
   // reduce of tile use - 2 has completed. Fragment order: float4 (chunk, k, t) = acc[4k..4k+3].
   // Lane 0 of warp meta_warp writes the mailbox slot.
   // 80-row tile: acc = this warpgroup's dQ^T accumulator (kAcc = 40: 10 float4), one buffer.
-  // meta.rank: rank_split's value; for the loop schedules this warp's partial count, added to
-  // s_rank once the buffer is free (every staging warp).
-  auto stage_dq = [&](const float (&acc)[kAcc], int use, const DqMeta& meta, int chunk, int meta_warp) {
+  // kSplit: meta.rank is this warp's partial count (rank_split), added to s_rank once the buffer
+  // is free (every staging warp); with late_ii >= 0 the 8 MMA warps' parts of the rank of (late_ii,
+  // late_jj) are computed after the stores instead.
+  auto stage_dq_late = [&](const float (&acc)[kAcc], int use, const DqMeta& meta, int chunk, int meta_warp,
+                           int late_ii, int late_jj) {
     const int dbuf = L::dq_buf(use);
     sm90::mbar_wait(&bars.dq_empty[dbuf], L::dq_phase(use) ^ 1);
-    if (M.rank_needs_loop() && meta.rank != 0 && lane_id() == 0) atomicAdd(&s_rank[dbuf], meta.rank);
+    if constexpr (kSplit) {
+      if (meta.rank != 0 && lane_id() == 0) atomicAdd(&s_rank[dbuf], meta.rank);
+    }
     float* stage = sDqStage + dbuf * L::kDqFloats;
 #pragma unroll
     for (int k = 0; k < kAcc / 4; ++k)
       *reinterpret_cast<float4*>(stage + ((chunk * (kAcc / 4) + k) * 128 + t) * 4) =
           make_float4(acc[4 * k], acc[4 * k + 1], acc[4 * k + 2], acc[4 * k + 3]);
     if (warp == meta_warp && lane_id() == 0) mailbox[dbuf] = meta;
+    if constexpr (kSplit) {
+      if (late_ii >= 0) {
+        const int part = rank_split(late_ii, late_jj, 0, 8);
+        if (part != 0 && lane_id() == 0) atomicAdd(&s_rank[dbuf], part);
+      }
+    }
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // generic stores -> bulk copy
     cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
   };
-  // The position of (Q tile ii, KV tile jj) in dQ tile ii's accumulation chain (schedule.h), as in
-  // the sm80 writer; warp-uniform, meaningful in the warp that writes the mailbox.
-  // For a tile staged by the nw warps w0 .. w0 + nw - 1 (every one of them calls it): the closed-
-  // form ranks whole (the mailbox's value); the loop (shift, symmetric shift) split over the nw
-  // warps, this warp's partial count, summed by the writer (take_rank_part), so that no warp
-  // carries the whole loop. Goes to stage_dq as DqMeta::rank.
-  auto rank_split = [&](int ii, int jj, int w0, int nw) -> int {
-    if (!M.deterministic()) return 0;
-    if (!M.rank_needs_loop()) return M.rank(ii, jj);
-    // (the thread index read here, not kept live: in the 80-row kernel at 240 registers it spilled)
-    return __reduce_add_sync(0xffffffffu, M.rank_partial(ii, jj, tid_x() - 32 * w0, nw * 32));
+  auto stage_dq = [&](const float (&acc)[kAcc], int use, const DqMeta& meta, int chunk, int meta_warp) {
+    stage_dq_late(acc, use, meta, chunk, meta_warp, -1, 0);
   };
 
   int side_use = 0, step_use = 0;  // step_use also numbers the dQ tiles handed to the writer
@@ -1175,7 +1191,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           int rank = 0;
           if (have_prev) {
             issue_lagged_dq(dqacc, step_use - 1);
-            rank = rank_split(prev_i, j, 0, 8);  // under the GEMMs
+            if (warp == 0) rank = rank_of(prev_i, j);  // under the GEMMs
           }
           retire_all();
           // Q, dO, LSE, D of this stage are consumed (GEMM 5 reads only dS and K).
@@ -1195,10 +1211,18 @@ __global__ void __launch_bounds__(kThreads, 1)
           issue_dqt(dqacc, step_use & 1, wg);  // this warpgroup's 64 hdim rows of dQ^T
           issue_rs(dk, df, L::kQOff);
           const int jr = static_cast<int>(opaque(static_cast<uint32_t>(M.kv_tile(slot, side))));
-          ptx::wgmma_wait_group<1>();  // dV and dQ^T retired; dK may run
-          ptx::warpgroup_fence_operand(dqacc);
-          const int rank = rank_split(i_late, jr, 0, 8);  // under dK
-          stage_dq(dqacc, step_use, DqMeta{b, hq, i_late, jr, task, rank, {0, 0}}, wg, 0);
+          if constexpr (kSplit) {
+            // The split rank after the dQ^T stores, under dK (computed before them it spilled at
+            // 240 registers).
+            ptx::wgmma_wait_group<1>();  // dV and dQ^T retired; dK may run
+            ptx::warpgroup_fence_operand(dqacc);
+            stage_dq_late(dqacc, step_use, DqMeta{b, hq, i_late, jr, task, 0, {0, 0}}, wg, 0, i_late, jr);
+          } else {
+            const int rank = tid_x() < 32 ? rank_of(i_late, jr) : 0;  // under the GEMMs
+            ptx::wgmma_wait_group<1>();  // dV and dQ^T retired; dK may run
+            ptx::warpgroup_fence_operand(dqacc);
+            stage_dq(dqacc, step_use, DqMeta{b, hq, i_late, jr, task, rank, {0, 0}}, wg, 0);
+          }
           retire_all();
           // Q, dO, LSE, D of this stage are consumed.
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
@@ -1210,7 +1234,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           issue_rs(dv, pf, L::kdOOff);
           issue_rs(dk, df, L::kQOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
-          const int rank = rank_split(i_late, j, 0, 8);  // under dV / dK
+          const int rank = kSplit ? rank_split(i_late, j, 0, 8) : warp == 0 ? rank_of(i_late, j) : 0;  // under dV / dK
           retire_all();
           // Q, dO, LSE, D of this stage are consumed (the dQ^T GEMM reads K and dS).
           cuda::ptx::mbarrier_arrive(&bars.qdo_empty[st]);  // every MMA thread (kMmaArrivals)
@@ -1234,7 +1258,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // integer divisions) runs while the tensor cores work on the GEMMs; computed after the
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
           // barrier late), a cost that grew with seqlen.
-          const int rank = rank_split(i_late, j, 0, 8);
+          const int rank = kSplit ? rank_split(i_late, j, 0, 8) : warp == 0 ? rank_of(i_late, j) : 0;
           ptx::wgmma_wait_group<1>();  // dV and dQ retired; dK may run
           ptx::warpgroup_fence_operand(dqacc);
           stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, wg, 0);
@@ -1264,7 +1288,7 @@ __global__ void __launch_bounds__(kThreads, 1)
               issue_dqt(dqacc, dbuf, 0);
             else
               issue_dq(dqacc, dbuf, 0);
-            const int rank = rank_split(i, j, 4 * wg, 4);
+            const int rank = kSplit ? rank_split(i, j, 4 * wg, 4) : warp == 4 * wg ? rank_of(i, j) : 0;
             ptx::wgmma_wait_group<0>();
             ptx::warpgroup_fence_operand(dqacc);
             stage_dq(dqacc, step_use, DqMeta{b, hq, i, j, task, rank, {0, 0}}, 0, 4 * wg);
@@ -1284,7 +1308,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (nsteps > 0) {
           float dqacc[32];
           issue_lagged_dq(dqacc, step_use - 1);
-          const int rank = rank_split(prev_i, j, 0, 8);
+          const int rank = warp == 0 ? rank_of(prev_i, j) : 0;
           ptx::wgmma_wait_group<0>();
           finish_lagged_dq(dqacc, step_use - 1, DqMeta{b, prev_hq, prev_i, j, task, rank, {0, 0}});
         }
@@ -1332,18 +1356,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false>
 cudaError_t set_smem_attr() {
-  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean>,
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(Sm90BwdSmem<D, BM>::kDynamicBytes));
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit>();
   if (err != cudaSuccess) return err;
-  attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean>
+  attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit>
       <<<num_ctas, kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes, stream>>>(maps.q, maps.k, maps.v, maps.dout, p);
   return cudaGetLastError();
 }
@@ -1376,11 +1400,17 @@ struct MainLauncher {
     // The 24 / 240-register split (kLean): the 80-row tiles' default, DASH_BWD_SM90_PRODUCER24
     // forces it on / off (bwd_sm90_producer_regs); not with the lagged draft.
     const bool lean = bwd_sm90_producer_regs(p.model.p.block_m, D) == kProducerRegsLean;
+    // The split-rank variants (kSplit) exist for each tile's default split (bwd_sm90_split_rank).
+    const bool split = bwd_sm90_split_rank(p.model, D);
     if (p.model.p.block_m == kBM80) {
       if constexpr (kHasBm80Lean<T, D, C>) {
+        if (lean && split) return launch_main<T, D, C, false, kBM80, true, true>(p, maps, num_ctas, stream);
         if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
       }
       if constexpr (kHasBm80Wide<T, D, C>) {
+        if constexpr (D == 64) {
+          if (!lean && split) return launch_main<T, D, C, false, kBM80, false, true>(p, maps, num_ctas, stream);
+        }
         if (!lean) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
       }
       return cudaErrorNotSupported;  // no such 80-row kernel (the host asks bwd_sm90_has_bm80 first)
@@ -1390,6 +1420,7 @@ struct MainLauncher {
       if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
     }
     if (lean) return launch_main<T, D, C, false, kBM, true>(p, maps, num_ctas, stream);
+    if (split) return launch_main<T, D, C, false, kBM, false, true>(p, maps, num_ctas, stream);
     return launch_main<T, D, C, false>(p, maps, num_ctas, stream);
   }
 };

@@ -502,6 +502,78 @@ TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
                 "1", seed);
 }
 
+// The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank): the same ranks, so
+// the same bits as the one-warp rank, at 64- and 80-row tiles, bf16 / fp16, head_dim 64 / 128, full
+// and causal masks, over grid sizes and dispatches, every gradient element written; on by default
+// from 64 KV tiles (8192 keys) for shift and symmetric shift only.
+TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
+  REQUIRE_SM90();
+  ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
+  ScopedEnv p24_env("DASH_BWD_SM90_PRODUCER24", nullptr);
+  int idx = 0;
+  for (auto [dt, d] : {std::pair{DType::kBF16, 128}, std::pair{DType::kFP16, 128}, std::pair{DType::kBF16, 64},
+                       std::pair{DType::kFP16, 64}})
+    for (bool causal : {false, true})
+      for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 2048, 2048, 4, 1}, std::tuple{2, 1000, 1000, 4, 2}}) {
+        ProblemSpec s = spec_of(dt, d, causal, {b, sq, sk, hq, hkv}, 9300 + idx++);
+        Problem pr(s);
+        ASSERT_TRUE(tested_forward(pr).ok());
+        CUDA_OK(cudaDeviceSynchronize());
+        for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift}) {
+          AttnBwdParams p = pr.bwd_params(sc);
+          p.allow_fallback = false;
+          BwdLaunchInfo info;
+          uint64_t h_one = 0;
+          {
+            ScopedEnv off("DASH_BWD_SPLIT_RANK", "0");
+            const Status st = run_sm90_bwd(pr, p, &info);
+            ASSERT_TRUE(st.ok()) << st.message << " " << s.str();
+            ASSERT_FALSE(info.split_rank);
+            h_one = pr.grad_hash();
+          }
+          ScopedEnv on("DASH_BWD_SPLIT_RANK", "1");
+          for (int grid : {0, 31})
+            for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic}) {
+              p.num_ctas = grid;
+              p.dispatch = disp;
+              const Status st = run_sm90_bwd(pr, p, &info);
+              if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // shift's group > grid
+              ASSERT_TRUE(st.ok()) << st.message << " " << s.str();
+              ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
+              ASSERT_TRUE(info.split_rank) << s.str() << " " << schedule_name(sc);
+              EXPECT_EQ(info.block_m, expected_block_m(s, sc)) << s.str();
+              std::vector<double> g;
+              ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
+              EXPECT_EQ(pr.grad_hash(), h_one) << s.str() << " " << schedule_name(sc) << " grid " << grid << " "
+                                               << dispatch_name(disp);
+            }
+        }
+      }
+  {  // the default: on from 64 KV tiles, for shift and symmetric shift only
+    ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
+    ProblemSpec s = spec_of(DType::kBF16, 128, false, {1, 8192, 8192, 2, 2}, 9390);
+    Problem pr(s);
+    ASSERT_TRUE(tested_forward(pr).ok());
+    for (Schedule sc : {Schedule::kShift, Schedule::kDescending, Schedule::kAtomic}) {
+      BwdLaunchInfo info;
+      ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info).ok());
+      EXPECT_EQ(info.split_rank, sc == Schedule::kShift) << schedule_name(sc);
+      if (sc != Schedule::kShift) continue;
+      const uint64_t h_split = pr.grad_hash();
+      ScopedEnv off("DASH_BWD_SPLIT_RANK", "0");
+      ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info).ok());
+      EXPECT_FALSE(info.split_rank);
+      EXPECT_EQ(pr.grad_hash(), h_split);
+    }
+    BwdLaunchInfo info;
+    ProblemSpec s2 = spec_of(DType::kBF16, 128, false, {1, 4096, 4096, 2, 2}, 9391);
+    Problem pr2(s2);
+    ASSERT_TRUE(tested_forward(pr2).ok());
+    ASSERT_TRUE(run_sm90_bwd(pr2, pr2.bwd_params(Schedule::kShift), &info).ok());
+    EXPECT_FALSE(info.split_rank) << "32 KV tiles: the one-warp rank";
+  }
+}
+
 // auto runs the schedule it resolves to exactly as the explicit schedule runs: same tiles, same
 // register split, same bits (attn_bwd relaunches auto as explicit where the resolved schedule
 // takes 80-row tiles). Full shapes from 1k (bf16 and fp16, head_dim 128 and 64) and a causal one.
@@ -947,6 +1019,48 @@ TEST(BwdSm90ProducerSplit, LeanForEightyRowTilesAndWhereForced) {
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(80), 24);
   ScopedEnv lagged("DASH_BWD_LAGGED_DQ", "1");
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(64), 40) << "the lagged-dQ draft keeps the default split";
+}
+
+// Host only: when the split-rank kernel variant runs (bwd_sm90_split_rank).
+TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShiftFromSixtyFourKvTiles) {
+  ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
+  ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+  ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
+  auto split = [](Schedule sc, int seqlen_k, int block_m, int d, bool causal = false) {
+    TileProblem tp;
+    tp.batch = 1; tp.heads_q = 4; tp.heads_kv = 1; tp.seqlen_q = 4096; tp.seqlen_k = seqlen_k;
+    tp.block_m = block_m; tp.block_n = kernels::kBwdSm90BlockN; tp.causal = causal;
+    return kernels::bwd_sm90_split_rank(ScheduleModel::make(tp, sc), d);
+  };
+  for (int d : {128, 64})
+    for (int bm : {64, 80}) {
+      EXPECT_TRUE(split(Schedule::kShift, 8192, bm, d)) << d << " " << bm;
+      EXPECT_TRUE(split(Schedule::kSymmetricShift, 16384, bm, d, true)) << d << " " << bm;
+      EXPECT_FALSE(split(Schedule::kShift, 8064, bm, d)) << "63 KV tiles";
+      for (Schedule sc : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kAtomic})
+        EXPECT_FALSE(split(sc, 16384, bm, d)) << schedule_name(sc) << ": a closed-form rank";
+    }
+  {
+    ScopedEnv on("DASH_BWD_SPLIT_RANK", "1");
+    EXPECT_TRUE(split(Schedule::kShift, 128, 64, 128));
+    EXPECT_FALSE(split(Schedule::kDescending, 128, 64, 128));
+    ScopedEnv lean("DASH_BWD_SM90_PRODUCER24", "1");
+    EXPECT_FALSE(split(Schedule::kShift, 16384, 64, 128)) << "no split variant of the forced lean 64-row kernel";
+    EXPECT_TRUE(split(Schedule::kShift, 16384, 80, 128));
+  }
+  {
+    ScopedEnv wide("DASH_BWD_SM90_PRODUCER24", "0");
+    EXPECT_FALSE(split(Schedule::kShift, 16384, 80, 128)) << "no split variant of the forced wide 80-row kernel";
+    EXPECT_TRUE(split(Schedule::kShift, 16384, 80, 64));
+  }
+  {
+    ScopedEnv off("DASH_BWD_SPLIT_RANK", "0");
+    EXPECT_FALSE(split(Schedule::kShift, 16384, 64, 128));
+  }
+  {
+    ScopedEnv on("DASH_BWD_LAGGED_DQ", "1");
+    EXPECT_FALSE(split(Schedule::kShift, 16384, 64, 128)) << "the lagged draft has no split variant";
+  }
 }
 
 // Host only: which Q tile height the sm90 backward takes (bwd_sm90_block_m), and the workspace
