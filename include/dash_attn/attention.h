@@ -100,8 +100,9 @@ struct BwdLaunchInfo {
   int producer_regs = 0;  // sm90: the producer warpgroup's setmaxnreg (40, the MMA warps 232; 24 with
                           // 80-row tiles at head_dim 128 or DASH_BWD_SM90_PRODUCER24=1, the MMA warps
                           // then 240); 0: sm80
-  bool split_rank = false;  // sm90: the split dQ rank variant ran (shift / symmetric shift from 64 KV
-                            // tiles or DASH_BWD_SPLIT_RANK=1; same bits either way)
+  bool split_rank = false;  // sm90: the split dQ rank variant ran (shift / symmetric shift; with the
+                            // head_dim 128 80-row tiles from 64 KV tiles; DASH_BWD_SPLIT_RANK=1/0
+                            // forces; same bits either way)
   bool fell_back = false;
   char note[256] = {0};
 };

@@ -149,21 +149,26 @@ inline int bwd_sm90_producer_regs(int block_m, int head_dim = 128) {
 // The split dQ rank of the sm90 backward (attn_bwd_sm90.cu, take_rank_part): for shift and
 // symmetric shift, whose rank (the semaphore value a dQ contribution waits for) is a loop over the
 // chain, every staging warp counts part of the chain and the writer sums the parts; otherwise one
-// warp runs the whole loop and its warpgroup reaches the dS barrier late. Measured on the H200
-// (sixteenth session, docs/perf.md v17): 1.07-1.33x at 8k-16k hdim 128 (full and causal), 1.10-1.48x
-// at hdim 64, but 0.98-0.99x at 2k-4k, where the loop is short. A kernel variant
-// (kSplit), so the other schedules and short chains run the kernel as before. On from
-// kBwdSplitRankMinKvTiles KV tiles; DASH_BWD_SPLIT_RANK=1 / 0 forces it on / off. Only with the
-// tile's default register split and not with the lagged draft (no such variants). The ranks are the
-// same numbers either way: the same bits. Read on every launch (launcher and BwdLaunchInfo::split_rank).
-constexpr int kBwdSplitRankMinKvTiles = 64;
+// warp runs the whole loop and its warpgroup reaches the dS barrier late. A kernel variant (kSplit),
+// so the other schedules run the kernels as before. Measured on the H200 (sixteenth session,
+// docs/perf.md v17, split / one-warp rank, shift and symmetric shift):
+//  - 64-row tiles (hdim 128 causal) 1.00-1.04x at 512-4k, 1.15x at 8k, 1.35-1.41x at 16k;
+//  - head_dim 64 (80-row full, 64-row causal) 1.00-1.04x at 512-4k, 1.15-1.23x at 8k, 1.42-1.59x at 16k;
+//  - the 80-row tiles at head_dim 128 (24 / 240 registers; the split counted after the dQ^T
+//    stores, where it does not spill) 0.93-0.95x at 1k-4k, 1.00x at 8k, 1.19-1.24x at 16k.
+// So on at every length, except the head_dim 128 80-row tiles: from kBwdSplitRankMinKvTiles80 KV
+// tiles. DASH_BWD_SPLIT_RANK=1 / 0 forces it on / off. Only with the tile's default register split
+// and not with the lagged draft (no such variants). The ranks are the same numbers either way: the
+// same bits. Read on every launch (launcher and BwdLaunchInfo::split_rank).
+constexpr int kBwdSplitRankMinKvTiles80 = 64;
 inline bool bwd_sm90_split_rank(const ScheduleModel& m, int head_dim) {
   if (!m.deterministic() || !m.rank_needs_loop() || bwd_lagged_dq_enabled()) return false;
   const int bm = m.p.block_m;
-  if (bwd_sm90_producer_regs(bm, head_dim) != (bm == 80 && head_dim == 128 ? 24 : 40)) return false;
+  const bool lean80 = bm == 80 && head_dim == 128;
+  if (bwd_sm90_producer_regs(bm, head_dim) != (lean80 ? 24 : 40)) return false;
   const char* e = std::getenv("DASH_BWD_SPLIT_RANK");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "0") != 0;
-  return m.n >= kBwdSplitRankMinKvTiles;
+  return !lean80 || m.n >= kBwdSplitRankMinKvTiles80;
 }
 
 // Whether the current device is compute capability 9.0 (the sm_90a kernels run nowhere else);

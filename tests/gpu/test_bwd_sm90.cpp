@@ -505,7 +505,7 @@ TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
 // The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank): the same ranks, so
 // the same bits as the one-warp rank, at 64- and 80-row tiles, bf16 / fp16, head_dim 64 / 128, full
 // and causal masks, over grid sizes and dispatches, every gradient element written; on by default
-// from 64 KV tiles (8192 keys) for shift and symmetric shift only.
+// for shift and symmetric shift only, from 64 KV tiles (8192 keys) with the head_dim 128 80-row tiles.
 TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
   REQUIRE_SM90();
   ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
@@ -570,7 +570,11 @@ TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
     Problem pr2(s2);
     ASSERT_TRUE(tested_forward(pr2).ok());
     ASSERT_TRUE(run_sm90_bwd(pr2, pr2.bwd_params(Schedule::kShift), &info).ok());
-    EXPECT_FALSE(info.split_rank) << "32 KV tiles: the one-warp rank";
+    EXPECT_FALSE(info.split_rank) << "32 KV tiles of 80-row tiles at head_dim 128: the one-warp rank";
+    ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
+    ScopedEnv bm64("DASH_BWD_SM90_BLOCK_M", "64");
+    ASSERT_TRUE(run_sm90_bwd(pr2, pr2.bwd_params(Schedule::kShift), &info).ok());
+    EXPECT_TRUE(info.split_rank) << "64-row tiles: the split rank at every length";
   }
 }
 
@@ -1021,8 +1025,9 @@ TEST(BwdSm90ProducerSplit, LeanForEightyRowTilesAndWhereForced) {
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(64), 40) << "the lagged-dQ draft keeps the default split";
 }
 
-// Host only: when the split-rank kernel variant runs (bwd_sm90_split_rank).
-TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShiftFromSixtyFourKvTiles) {
+// Host only: when the split-rank kernel variant runs (bwd_sm90_split_rank): shift and symmetric
+// shift at every length, from 64 KV tiles with the head_dim 128 80-row tiles.
+TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShift) {
   ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
@@ -1036,7 +1041,8 @@ TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShiftFromSixtyFourKvTiles) {
     for (int bm : {64, 80}) {
       EXPECT_TRUE(split(Schedule::kShift, 8192, bm, d)) << d << " " << bm;
       EXPECT_TRUE(split(Schedule::kSymmetricShift, 16384, bm, d, true)) << d << " " << bm;
-      EXPECT_FALSE(split(Schedule::kShift, 8064, bm, d)) << "63 KV tiles";
+      EXPECT_EQ(split(Schedule::kShift, 8064, bm, d), !(bm == 80 && d == 128)) << "63 KV tiles " << d << " " << bm;
+      EXPECT_EQ(split(Schedule::kSymmetricShift, 300, bm, d, true), !(bm == 80 && d == 128)) << d << " " << bm;
       for (Schedule sc : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kAtomic})
         EXPECT_FALSE(split(sc, 16384, bm, d)) << schedule_name(sc) << ": a closed-form rank";
     }
