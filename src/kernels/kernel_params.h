@@ -152,7 +152,7 @@ inline int bwd_sm90_producer_regs(int block_m, int head_dim = 128) {
 // warp runs the whole loop and its warpgroup reaches the dS barrier late. A kernel variant (kSplit),
 // so the other schedules run the kernels as before. Measured on the H200 (sixteenth session,
 // docs/perf.md v17, split / one-warp rank, shift and symmetric shift):
-//  - 64-row tiles (hdim 128 causal) 1.00-1.04x at 512-4k, 1.15x at 8k, 1.35-1.41x at 16k;
+//  - 64-row tiles (hdim 128 causal) 1.00-1.04x at 512-4k, 1.15x at 8k, 1.35-1.40x at 16k;
 //  - head_dim 64 (80-row full, 64-row causal) 1.00-1.04x at 512-4k, 1.15-1.23x at 8k, 1.42-1.59x at 16k;
 //  - the 80-row tiles at head_dim 128 (24 / 240 registers; the split counted after the dQ^T
 //    stores, where it does not spill) 0.93-0.95x at 1k-4k, 1.00x at 8k, 1.19-1.24x at 16k.
