@@ -99,6 +99,11 @@ DATA = {
     "b2831e5": dict(peers_log=None,
                     peers_json=["docs/data/final-h200-b2831e5/peers.json"],
                     bench=[]),
+    # The sixteenth session's peers run (19c11e2: 80-row tiles for fp16 / hdim 64, the split rank).
+    # The planner models 64-row tiles for auto; the 80-row schedules' rows are what they ran.
+    "19c11e2": dict(peers_log=None,
+                    peers_json=["docs/data/final-h200-19c11e2/peers.json"],
+                    bench=[]),
 }
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
