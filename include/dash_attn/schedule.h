@@ -176,10 +176,16 @@ struct ScheduleModel {
   // +27-48%). spt keeps the head-major order: interleaved, its shortest-first order leaves every
   // head's longest tasks to the end (causal 16k -14%). Grouped schedules keep it too (their
   // co-residency argument), and so do the sm80 kernel's tiles (not measured interleaved).
+  // The sm90 kernel's 80-row tiles (80 x 128) interleave ascending and descending too: measured
+  // (H200, sixteenth session, docs/perf.md v17 item 10) descending on 80-row tiles 1.15-1.18x at
+  // hdim 64 full 1k-4k and 1.07x at 8k, 1.06-1.11x at hdim 128 full 2k-4k, against head-major; atomic
+  // there 0.97-0.99x at hdim 128 and 1.00-1.02x at hdim 64, so it stays head-major.
   DASH_HD static int default_head_block(const TileProblem& prob, Schedule s) {
-    const bool sm90_tiles = prob.block_m == 64 && prob.block_n == 128;
-    const bool interleave = s == Schedule::kAscending || s == Schedule::kDescending || s == Schedule::kAtomic;
-    return sm90_tiles && interleave ? kDefaultHeadBlock : 1;
+    if (prob.block_n != 128) return 1;
+    const bool ordered = s == Schedule::kAscending || s == Schedule::kDescending;
+    if (prob.block_m == 64) return ordered || s == Schedule::kAtomic ? kDefaultHeadBlock : 1;
+    if (prob.block_m == 80) return ordered ? kDefaultHeadBlock : 1;
+    return 1;
   }
 
   DASH_HD bool deterministic() const { return schedule != Schedule::kAtomic; }

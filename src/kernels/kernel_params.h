@@ -253,19 +253,18 @@ inline bool bwd_sm90_has_bm80(const AttnShape& s) {
 // The 80-row tile is the default for the schedules with chain slack from this many rows and keys
 // (below it the padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).
 constexpr int kBwdSm90Bm80MinSeqlen = 1024;
-// Descending at head_dim 64 (two staging buffers) takes 80-row tiles from this many rows and keys:
-// 0.92-0.95x at 1k-4k, 1.02x at 8k, 1.08x at 16k (H200, sixteenth session, docs/perf.md v17).
-constexpr int kBwdSm90Bm80D64DescendingMinSeqlen = 8192;
 // The Q tile height of the sm90 backward for `s` under `schedule`, where bwd_sm90_has_bm80(s):
 //  - DASH_BWD_SM90_BLOCK_M=80 / any other value: 80- / 64-row tiles for every schedule;
 //  - unset: 80 rows for atomic, shift and symmetric shift (= shift on a full mask), and at head_dim
-//    64 also spt, when seqlen_q and seqlen_k are >= kBwdSm90Bm80MinSeqlen; descending at head_dim 64
-//    from kBwdSm90Bm80D64DescendingMinSeqlen; else 64 (ascending, auto, descending at head_dim 128).
+//    64 also spt and descending, when seqlen_q and seqlen_k are >= kBwdSm90Bm80MinSeqlen; else 64
+//    (ascending, auto, spt and descending at head_dim 128).
 // Measured on the H200 (80 against 64 rows, full masks, 1k-16k; docs/perf.md v16, v17):
 //  - head_dim 128 bf16: atomic 1.02-1.10x, shift 1.06-1.17x, descending 0.86-0.98x (its ordered
 //    dQ chain waits for the one staging buffer's writer: v14);
 //  - head_dim 128 fp16: atomic 1.01-1.11x, shift 1.06-1.17x;
-//  - head_dim 64 bf16: atomic 1.10-1.11x, shift 1.12-1.15x, spt 1.06-1.09x, descending above.
+//  - head_dim 64 bf16: atomic 1.10-1.11x, shift 1.12-1.15x, spt 1.06-1.09x; descending 1.07-1.08x at
+//    1k-8k since its 80-row tasks interleave heads (ScheduleModel::default_head_block; head-major it
+//    was 0.92-0.95x at 1k-4k).
 // kAuto is resolved with 64-row tiles (attn_bwd then runs the resolved schedule with its own tiles).
 // A function of shape and schedule only, so the bits do not depend on the device or grid.
 // Read on every call: set DASH_BWD_SM90_BLOCK_M before attn_bwd_workspace_size.
@@ -275,10 +274,9 @@ inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
   if (e != nullptr && *e != '\0') return std::strcmp(e, "80") == 0 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
   const bool slack = schedule == Schedule::kAtomic || schedule == Schedule::kShift ||
                      schedule == Schedule::kSymmetricShift || (s.head_dim == 64 && schedule == Schedule::kSpt);
-  const int min_len = slack ? kBwdSm90Bm80MinSeqlen
-                      : s.head_dim == 64 && schedule == Schedule::kDescending ? kBwdSm90Bm80D64DescendingMinSeqlen
-                                                                              : 0;
-  return min_len > 0 && s.seqlen_q >= min_len && s.seqlen_k >= min_len ? kBwdSm90BlockM80 : kBwdSm90BlockM;
+  const bool eighty = slack || (s.head_dim == 64 && schedule == Schedule::kDescending);
+  return eighty && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen ? kBwdSm90BlockM80
+                                                                                              : kBwdSm90BlockM;
 }
 struct BwdSm90Maps {
   CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle

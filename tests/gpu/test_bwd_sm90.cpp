@@ -223,15 +223,13 @@ class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 // The Q tile height the sm90 backward takes by default, written out here (not read from
 // kernels::bwd_sm90_block_m, which BwdSm90TileRule tests): at full masks (bf16 and fp16, head_dim
 // 64 and 128) 80 rows for atomic, shift and symmetric shift (= shift on a full mask) from 1024 rows
-// and keys, at head_dim 64 also spt (from 1024) and descending (from 8192); else 64.
+// and keys, at head_dim 64 also spt and descending; else 64.
 int expected_block_m(const ProblemSpec& s, Schedule sc) {
   if (s.causal) return kernels::kBwdSm90BlockM;
   const bool d64 = s.head_dim == 64;
-  const bool slack = sc == Schedule::kAtomic || sc == Schedule::kShift || sc == Schedule::kSymmetricShift ||
-                     (d64 && sc == Schedule::kSpt);
-  const int min_len = slack ? 1024 : d64 && sc == Schedule::kDescending ? 8192 : 0;
-  return min_len > 0 && s.seqlen_q >= min_len && s.seqlen_k >= min_len ? kernels::kBwdSm90BlockM80
-                                                                        : kernels::kBwdSm90BlockM;
+  const bool eighty = sc == Schedule::kAtomic || sc == Schedule::kShift || sc == Schedule::kSymmetricShift ||
+                      (d64 && (sc == Schedule::kSpt || sc == Schedule::kDescending));
+  return eighty && s.seqlen_q >= 1024 && s.seqlen_k >= 1024 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM;
 }
 // The register split of a tile by default: 24 / 240 for 80-row tiles at head_dim 128, else 40 / 232.
 int expected_producer_regs(int head_dim, int block_m) {
@@ -492,8 +490,8 @@ TEST(BwdSm90Fp16Bm80, AccurateAndBitwiseReproducible) {
 }
 
 // 80-row tiles at head_dim 64 (bf16 and fp16), the 40 / 232 split and two dQ staging buffers: by
-// default for atomic, shift and spt from 1k and descending from 8k (forced here at the shorter
-// shapes); DASH_BWD_SM90_D64_BM80=0 switches them off.
+// default for atomic, shift, spt and descending from 1k (ascending forced here);
+// DASH_BWD_SM90_D64_BM80=0 switches them off.
 TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
   for (auto [dt, seed] : {std::pair{DType::kBF16, 9100}, std::pair{DType::kFP16, 9200}})
@@ -1101,13 +1099,13 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
   for (Schedule sc : {Schedule::kSpt, Schedule::kDescending})
     for (DType dt : {bf, fp})
       EXPECT_EQ(bm(16384, false, dt, 128, sc), k64) << schedule_name(sc) << ": the ordered chains keep 64 rows at d128";
-  // head_dim 64: spt from 1024, descending from 8192 (two staging buffers)
+  // head_dim 64: spt and descending from 1024 too (two staging buffers)
   EXPECT_EQ(bm(1024, false, bf, 64, Schedule::kSpt), k80);
   EXPECT_EQ(bm(1000, false, fp, 64, Schedule::kSpt), k64);
-  EXPECT_EQ(bm(8192, false, bf, 64, Schedule::kDescending), k80);
+  EXPECT_EQ(bm(1024, false, bf, 64, Schedule::kDescending), k80);
   EXPECT_EQ(bm(8192, false, fp, 64, Schedule::kDescending), k80);
-  EXPECT_EQ(bm(4096, false, bf, 64, Schedule::kDescending), k64) << "below 8192 rows";
-  EXPECT_EQ(bm(8192, false, bf, 64, Schedule::kDescending, 4096), k64) << "below 8192 keys";
+  EXPECT_EQ(bm(1000, false, bf, 64, Schedule::kDescending), k64) << "below 1024 rows";
+  EXPECT_EQ(bm(8192, false, bf, 64, Schedule::kDescending, 1000), k64) << "below 1024 keys";
   EXPECT_EQ(bm(8192, true, bf, 64, Schedule::kDescending), k64) << "causal keeps 64-row tiles";
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 64), 40);
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 128), 24);
