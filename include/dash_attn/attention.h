@@ -121,8 +121,8 @@ Status attn_bwd(const AttnBwdParams& params, void* workspace, size_t workspace_b
 
 // Tile sizes the backward kernel uses for a shape and schedule (the planner models the same tiles).
 // On the sm90 kernel, full masks (bf16 and fp16, head_dim 64 and 128) run 80-row Q tiles for
-// atomic, shift and symmetric shift from 1024 rows and keys, at head_dim 64 also spt (from 1024)
-// and descending (from 8192); kAuto is resolved with the 64-row tiles (docs/perf.md v16, v17).
+// atomic, shift and symmetric shift from 1024 rows and keys, at head_dim 64 also spt and
+// descending; kAuto is resolved with the 64-row tiles (docs/perf.md v16, v17).
 void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n, Schedule schedule = Schedule::kAuto);
 
 // The schedule `auto` resolves to for a shape on the current device.

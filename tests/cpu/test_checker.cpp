@@ -95,7 +95,8 @@ TEST(Checker, EveryScheduleOverTheShapeGrid) {
 // the whole schedule still checks (coverage, ranks, no deadlock for every grid and dispatch).
 TEST(Checker, HeadBlocksKeepPredecessorsLowerAndAreDeadlockFree) {
   const std::vector<Shape> shapes = {{2, 6, 2, 320, 320, 64, 64}, {3, 4, 1, 448, 320, 64, 128},
-                                     {1, 5, 5, 1000, 1000, 64, 128}, {2, 2, 2, 100, 300, 64, 64}};
+                                     {1, 5, 5, 1000, 1000, 64, 128}, {2, 2, 2, 100, 300, 64, 64},
+                                     {2, 6, 3, 1000, 1000, 80, 128}};  // the sm90 80-row tiles
   int checked = 0;
   for (const Shape& s : shapes)
     for (bool causal : {false, true})
@@ -133,7 +134,26 @@ TEST(Checker, HeadBlocksKeepPredecessorsLowerAndAreDeadlockFree) {
           EXPECT_TRUE(r.ok) << what << ": " << r.error;
           ++checked;
         }
-  EXPECT_EQ(checked, 4 * 2 * 6 * 4);
+  EXPECT_EQ(checked, 5 * 2 * 6 * 4);
+}
+
+// The default task order (ScheduleModel::default_head_block) on the sm90 kernel's tiles: blocks of
+// kDefaultHeadBlock heads for ascending / descending / atomic with 64-row tiles and for ascending /
+// descending with 80-row tiles (atomic there head-major, measured: docs/perf.md v17 item 10); head-major
+// elsewhere. Every default model checks (coverage, ranks, no deadlock).
+TEST(Checker, DefaultHeadBlocksOfTheSm90Tiles) {
+  for (int bm : {64, 80})
+    for (bool causal : {false, true})
+      for (Schedule sched : kAll) {
+        const ScheduleModel sm = ScheduleModel::make(problem({2, 16, 16, 1000, 1000, bm, 128}, causal), sched);
+        const bool ordered = sched == Schedule::kAscending || sched == Schedule::kDescending;
+        const bool blocks = ordered || (bm == 64 && sched == Schedule::kAtomic);
+        EXPECT_EQ(sm.head_block, blocks ? kDefaultHeadBlock : 1) << schedule_name(sched) << " " << bm;
+        const CheckResult r = check_schedule(sm, 40);
+        EXPECT_TRUE(r.ok) << schedule_name(sched) << " " << bm << (causal ? " causal: " : " full: ") << r.error;
+      }
+  const ScheduleModel sm80 = ScheduleModel::make(problem({2, 16, 16, 1000, 1000, 80, 64}, false), Schedule::kDescending);
+  EXPECT_EQ(sm80.head_block, 1) << "other tiles keep the head-major order";
 }
 
 // shift with m = 2n (64-row Q tiles, 128-key KV tiles, full mask): KV tile j starts at Q tile 2j,
