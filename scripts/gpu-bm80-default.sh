@@ -27,13 +27,7 @@ for d in 128 64; do
   timeout -k 5 120 bins/new/dash-attn bench --hdim $d --schedules descending,shift,atomic,auto \
     --json "$O/bench-hdim$d.json" > "$O/bench-hdim$d.log" 2>&1 || echo "bench hdim $d rc $?"
 done
-python3 - "$O" <<'PY'
-import glob, json, sys
-for f in sorted(glob.glob(f"{sys.argv[1]}/bench-hdim*.json")):
-    for e in json.load(open(f)):
-        print(f"hdim {e['hdim']:3} {'causal' if e['causal'] else 'full':6} {e['seqlen']:6} {e['schedule']:10} ran {e['ran']:16} "
-              f"{e['bwd_ms']:8.3f} ms {e['bwd_tflops']:6.1f} TF/s block_m {e['block_m']} regs {e['producer_regs']}")
-PY
+python3 scripts/bench_rows.py "$O"/bench-hdim*.json
 # (the block runs in a pipe's subshell: poll the install's last line instead of `wait`)
 until grep -q "^pip rc" "$O/pip.log" 2>/dev/null; do sleep 2; done; tail -1 "$O/pip.log"
 echo "== peers $(el)"

@@ -24,15 +24,7 @@ for d in 128 64; do
   timeout -k 5 120 bins/new/dash-attn bench --hdim $d --schedules descending,shift,symmetric_shift,atomic,auto \
     --json "$O/bench-hdim$d.json" > "$O/bench-hdim$d.log" 2>&1 || echo "bench hdim $d rc $?"
 done
-python3 - "$O" <<'PY'
-import glob, json, sys
-for f in sorted(glob.glob(f"{sys.argv[1]}/bench-hdim*.json")):
-    for e in json.load(open(f)):
-        if e["seqlen"] < 2048: continue
-        print(f"hdim {e['hdim']:3} {'causal' if e['causal'] else 'full':6} {e['seqlen']:6} {e['schedule']:15} ran {e['ran']:15} "
-              f"{e['bwd_ms']:8.3f} ms {e['bwd_tflops']:6.1f} TF/s det/atomic {e['det_over_atomic']:.3f} bm {e['block_m']} "
-              f"regs {e['producer_regs']} split {e['split_rank']}")
-PY
+python3 scripts/bench_rows.py --min-seqlen 2048 "$O"/bench-hdim*.json
 until grep -q "^pip rc" "$O/pip.log" 2>/dev/null; do sleep 2; done; tail -1 "$O/pip.log"
 echo "== pytest $(el)"
 (timeout -k 5 150 python -m pytest tests/python -q -x -p no:cacheprovider > "$O/pytest.log" 2>&1; echo "pytest rc $?" >> "$O/pytest.log")

@@ -19,13 +19,7 @@ for d in 64 128; do
   timeout -k 5 60 bins/new/dash-attn bench --hdim $d --causal 0 --seqlen 1024,2048,4096,8192 \
     --schedules descending,atomic,auto --json "$O/bench-hdim$d.json" > "$O/bench-hdim$d.log" 2>&1 || echo "bench $d rc $?"
 done
-python3 - "$O" <<'PY'
-import glob, json, sys
-for f in sorted(glob.glob(f"{sys.argv[1]}/bench-hdim*.json")):
-    for e in json.load(open(f)):
-        print(f"hdim {e['hdim']:3} {e['seqlen']:5} {e['schedule']:10} ran {e['ran']:10} {e['bwd_ms']:7.3f} ms {e['bwd_tflops']:6.1f} TF/s "
-              f"det/atomic {e['det_over_atomic']:.3f} bm {e['block_m']} hb {e['head_block']}")
-PY
+python3 scripts/bench_rows.py "$O"/bench-hdim*.json
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
 tar czf "$DEST/all.tgz" -C "$O" .
