@@ -34,6 +34,13 @@ Model of attn_bwd_sm90_main in src/kernels/attn_bwd_sm90.cu, default variant (kL
           dq_empty; head_dim 128 order) are seeded bugs the self-test must find.  --writer overlap:
           dq_writer_overlap (p.writer_overlap; one writer owing tile q - 1 while it takes tile q:
           the dq_full probe, the semaphore probe taken both ways, atomicExch on s_reduced).
+--split-rank: the kSplit variants (shift / symmetric shift; take_rank_part): every staging MMA
+          thread adds its part of the dQ rank to s_rank[buf] after its dq_empty wait (with one staging
+          buffer, --dq-buffers 1: after its stores, as the 24 / 240 80-row kernel does) and before its
+          dq_full arrival; the writer takes s_rank[buf] right after its dq_full wait (it must hold the
+          parts of exactly that tile, every staging thread's) and clears it before its dq_empty
+          arrival.  --defect rank-add-before-wait: the parts are added before the dq_empty wait
+          (seeded bug).  Not modelled with --writer overlap (the kernel has it; same take point).
 A TMA load is the loader's arrive_expect_tx (one arrival, the phase does not complete yet) plus a
 separate "TMA lands" event at any later point (it completes the phase and makes the data valid).
 The G query heads of a GQA group are folded into the steps: a side of n steps here is n * G step
@@ -201,9 +208,15 @@ class Model:
                         ops.append(("bar", bar))
                         ops.append(("dsr", st, u))                              # dQ GEMM reads dS (both halves), K
                         db, dk = self.dq_buf(u), self.dq_k(u)
+                        if a.split_rank and a.defect == "rank-add-before-wait":
+                            ops.append(("radd", db, u))
                         if a.defect != "no-dq-empty-wait":
                             ops.append(("wait", DE + db, dk - 1, None, None))   # stage_dq
+                        if a.split_rank and a.defect != "rank-add-before-wait" and self.NBUF == 2:
+                            ops.append(("radd", db, u))                         # after the dq_empty wait
                         ops.append(("stage", db, u, tid == 0))
+                        if a.split_rank and a.defect != "rank-add-before-wait" and self.NBUF == 1:
+                            ops.append(("radd", db, u))                         # after the stores (late part)
                         ops.append(("arrive", DF + db, dk, None))
                         ops.append(("arrive", QE + st, u >> 1, ("q_rel", st)))
                     else:
@@ -211,7 +224,11 @@ class Model:
                         ops.append(("arrive", QE + st, u >> 1, ("q_rel", st)))
                         if wg == st:
                             ops.append(("dsr", st, u))
+                            if a.split_rank and a.defect == "rank-add-before-wait":
+                                ops.append(("radd", st, u))
                             ops.append(("wait", DE + st, (u >> 1) - 1, None, None))
+                            if a.split_rank and a.defect != "rank-add-before-wait":
+                                ops.append(("radd", st, u))
                             ops.append(("stage", st, u, tid == wg * T))
                             ops.append(("arrive", DF + st, u >> 1, None))
                         else:
@@ -242,6 +259,8 @@ class Model:
             if last:
                 break   # (early: wait_group 0 for the outstanding adds first; no shared state)
             if lane == 0:
+                if self.a.split_rank:   # take_rank_part: every staging thread's part of tile q
+                    ops.append(("rtake", buf, q, self.NM if self.a.hdim == 128 else self.T))
                 ops.append(("reduce", buf, q, self.portions(buf)))
                 if self.early:   # wait_group.read, arrive dq_empty, then completion, (semaphore), s_reduced
                     rd = ("read_done", buf)          # the bulk copy has read the buffer (it may be overwritten)
@@ -281,6 +300,7 @@ class Model:
         self.O_WR = o; o += 2                            # writer's reduce reads staging buffer b
         self.O_MAIL = o; o += 2                          # mailbox slots
         self.O_SRED = o; o += 1                          # s_reduced
+        self.O_RANK = o; o += 4                          # s_rank[2] (split rank): (tile of the parts, parts)
         self.O_OBS = o; o += NB                          # per barrier: the latest phase a waiter saw complete
         self.SIZE = o
 
@@ -295,6 +315,7 @@ class Model:
             s[self.O_Q + 3 * st + 1] = s[self.O_Q + 3 * st + 2] = 0
         s[self.O_WR] = s[self.O_WR + 1] = 0
         s[self.O_SRED] = 0
+        s[self.O_RANK + 1] = s[self.O_RANK + 3] = 0      # no parts (the kernel zeroes s_rank at the start)
         for b in range(NB):
             s[self.O_OBS + b] = -1
         for x in range(self.NA):
@@ -515,6 +536,24 @@ class Model:
             elif kind == "sred":
                 s[self.O_SRED] += 1
                 out.append((tuple(s), x))
+            elif kind == "radd":     # atomicAdd(&s_rank[buf], part)
+                _, buf, u = op
+                i = self.O_RANK + 2 * buf
+                if st[i + 1] > 0 and st[i] != u:
+                    return None, (f"RANK MIX: {who} adds tile {u}'s part to s_rank[{buf}], which holds "
+                                  f"{st[i + 1]} part(s) of tile {st[i]}"), known
+                s[i] = u
+                s[i + 1] = st[i + 1] + 1
+                out.append((tuple(s), x))
+            elif kind == "rtake":    # take_rank_part: read, clear
+                _, buf, q, want = op
+                i = self.O_RANK + 2 * buf
+                if st[i + 1] != want or (want > 0 and st[i] != q):
+                    return None, (f"STALE RANK: {who} takes s_rank[{buf}] for tile {q}: {st[i + 1]} part(s) of tile "
+                                  f"{st[i]}, expected {want}"), known
+                s[i] = NONE
+                s[i + 1] = 0
+                out.append((tuple(s), x))
             elif kind == "read_done":   # cp.async.bulk.wait_group.read 0 returned: the reduce no longer reads
                 s[self.O_WR + op[1]] = 0
                 out.append((tuple(s), x))
@@ -651,6 +690,7 @@ def variant_name(a):
                      " early-release" if a.early_release else "", " strict" if a.strict else "",
                      " near-end-per-side" if a.near_end_per_side else "",
                      " overlap writer" if a.writer == "overlap" else "",
+                     " split rank" if a.split_rank else "",
                      f" DEFECT {a.defect}" if a.defect else ""])
     bufs = f", {a.dq_buffers} dQ buffer{'s' if a.dq_buffers > 1 else ''}"
     return f"hdim {a.hdim}{bufs}, {a.writers} writer(s), {d}, tasks [{a.tasks}], T={a.threads}{extra}"
@@ -678,7 +718,9 @@ def check(argv, max_trace=40):
     ap.add_argument("--near-end-per-side", action="store_true",
                     help="take-ahead: kv_near_end arrived in every side and the taker counts sides (before 8fb5075)")
     ap.add_argument("--strict", action="store_true", help="the documented late-take kv_empty aliasing is a violation too")
-    ap.add_argument("--defect", default=None, choices=("arrive-before-read", "no-dq-empty-wait"),
+    ap.add_argument("--split-rank", action="store_true",
+                    help="the kSplit variants: staging threads add rank parts to s_rank, the writer takes them")
+    ap.add_argument("--defect", default=None, choices=("arrive-before-read", "no-dq-empty-wait", "rank-add-before-wait"),
                     help="a seeded bug that must be found (self-test): the early-release writer arrives on "
                          "dq_empty before its wait_group.read, or the MMA threads (head_dim 128 order) stage "
                          "without waiting dq_empty")
@@ -698,6 +740,10 @@ def check(argv, max_trace=40):
         a.writers, a.lanes = 1, 1
     if a.defect == "arrive-before-read" and not (a.early_release and a.writer == "default"):
         ap.error("--defect arrive-before-read needs the early release (--dq-buffers 1 or --early-release)")
+    if a.split_rank and a.writer == "overlap":
+        ap.error("--split-rank is not modelled with --writer overlap")
+    if a.defect == "rank-add-before-wait" and not a.split_rank:
+        ap.error("--defect rank-add-before-wait needs --split-rank")
     if a.defect == "no-dq-empty-wait" and a.hdim != 128:
         ap.error("--defect no-dq-empty-wait is modelled in the head_dim 128 order only")
     m = Model(a)
@@ -787,6 +833,17 @@ def selftest():
         ["--dq-buffers", "1", "--threads", "2", "--tasks", "2"],
         ["--dq-buffers", "1", "--threads", "2", "--tasks", "1;1", "--dispatch", "ahead"],
         ["--dq-buffers", "1", "--threads", "2", "--tasks", "1,1"],
+        # the split rank (kSplit): the parts of each tile, complete, in its staging buffer's slot
+        ["--split-rank"],
+        ["--split-rank", "--hdim", "64"],
+        ["--split-rank", "--writers", "1", "--dispatch", "static", "--tasks", "3"],
+        ["--split-rank", "--threads", "2", "--tasks", "2"],
+        ["--split-rank", "--threads", "2", "--tasks", "2", "--hdim", "64"],
+        ["--split-rank", "--tasks", "1,2", "--dispatch", "drain"],              # symmetric shift: grouped
+        ["--split-rank", "--early-release", "--dispatch", "static", "--tasks", "3"],
+        ["--split-rank", "--dq-buffers", "1", "--tasks", "3", "--dispatch", "static"],
+        ["--split-rank", "--dq-buffers", "1", "--threads", "2", "--tasks", "2"],
+        ["--split-rank", "--dq-buffers", "1", "--tasks", "1,2", "--dispatch", "drain"],
     ]
     must_fail = [
         # (a) the exit posts without the MMA threads' meeting (head_dim 64, two writers)
@@ -806,12 +863,19 @@ def selftest():
          "--tasks", "2;1;2"],
         ["--dq-buffers", "1", "--defect", "no-dq-empty-wait"],
         ["--early-release", "--defect", "arrive-before-read", "--dispatch", "static", "--tasks", "3"],
+        # the split rank's parts added before the dq_empty wait: they land in the previous tile's
+        # slot while the writer has not taken it
+        ["--split-rank", "--defect", "rank-add-before-wait", "--dispatch", "static", "--tasks", "3"],
+        ["--split-rank", "--defect", "rank-add-before-wait", "--dq-buffers", "1", "--dispatch", "static",
+         "--tasks", "3"],
+        ["--split-rank", "--defect", "rank-add-before-wait", "--hdim", "64", "--dispatch", "static", "--tasks", "3"],
     ]
     must_reject = [   # combinations the kernel never runs
         ["--dq-buffers", "1", "--writers", "2"],
         ["--dq-buffers", "1", "--writer", "overlap"],
         ["--dq-buffers", "1", "--hdim", "64"],
         ["--dq-buffers", "1", "--lanes", "2"],
+        ["--split-rank", "--writer", "overlap"],
     ]
     total = 0
     for args in must_pass:
