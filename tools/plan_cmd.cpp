@@ -307,7 +307,7 @@ void plan_usage() {
       "  --schedule S        only this schedule: ascending spt descending shift symmetric_shift atomic\n"
       "cost model:\n"
       "  --cost-model M      default (c, r from hdim and tiles, in us; the rates calibrated for\n"
-      "                      the kernel with these tiles: sm90 for 64x128, sm80 otherwise) or unit\n"
+      "                      the kernel with these tiles: sm90 for 64x128 and 80x128, sm80 otherwise) or unit\n"
       "  --c C, --r R        override the compute / reduce cost of one tile pair (unit: 1, 0.25)\n"
       "  --reduce M          async (dQ writer warp, the default model) or sync (the reduce holds\n"
       "                      its SM: the spec's model, the unit model's default)\n"

@@ -5,9 +5,9 @@
 namespace dash {
 
 CostParams CostParams::for_tiles(int block_m, int block_n) {
-  // The sm90 kernel's rates; its 80-row tiles (full masks, head_dim 128) use them too (not
-  // calibrated separately: for_shape scales the GEMM time with block_m).
-  if ((block_m == 64 || block_m == 80) && block_n == 128) return kSm90Params;
+  // The sm90 kernel's rates, and its 80-row tiles' (kSm90Params80).
+  if (block_m == 64 && block_n == 128) return kSm90Params;
+  if (block_m == 80 && block_n == 128) return kSm90Params80;
   return CostParams{};
 }
 

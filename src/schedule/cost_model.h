@@ -99,6 +99,19 @@ inline constexpr CostParams kSm90Params{.per_sm_tflops = 5.5,
                                         .order_penalty_slope = 0.008,
                                         .order_penalty_knee = 32.0,
                                         .atomic_skips_latency = true};
+// The sm90 kernel's 80-row tiles (80 x 128; full masks, bwd_sm90_block_m): kSm90Params with a
+// higher per-SM rate, the only field refit (the per-step fixed costs are shared by 25% more rows,
+// so the tile's time grows less than its flops). Fitted on the H200 (sixteenth session, commit
+// 19c11e2, `dash-attn bench`, atomic at full 1k-16k, hdim 128 and 64: docs/data/final-h200-19c11e2)
+// by a grid over per_sm_tflops 5.5-7.5 x compute_overhead_us 0-0.5 through `dash-attn plan
+// --block-m 80`: 6.5 / 0.25, rms log ratio error 0.020 (kSm90Params: 0.114, every point 8-15%
+// pessimistic). Test: Calibration.Sm90EightyRowSetAgainstTheH200. The shift orders are not fitted:
+// the visit-order penalty predates the split rank (docs/perf.md v17 item 9).
+inline constexpr CostParams kSm90Params80 = [] {
+  CostParams p = kSm90Params;
+  p.per_sm_tflops = 6.5;
+  return p;
+}();
 
 struct CostModel {
   double c = 1.0;  // compute node C(i, j)
