@@ -25,14 +25,7 @@ for d in 128 64; do
     --json "$O/bench-hdim$d.json" > "$O/bench-hdim$d.log" 2>&1 || echo "bench hdim $d rc $?"
 done
 python3 scripts/bench_rows.py --min-seqlen 2048 "$O"/bench-hdim*.json
-until grep -q "^pip rc" "$O/pip.log" 2>/dev/null; do sleep 2; done; tail -1 "$O/pip.log"
-echo "== pytest $(el)"
-(timeout -k 5 150 python -m pytest tests/python -q -x -p no:cacheprovider > "$O/pytest.log" 2>&1; echo "pytest rc $?" >> "$O/pytest.log")
-tail -3 "$O/pytest.log"
-echo "== peers $(el)"
-SKIP_E2E=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-170} PEERS_ARGS=${PEERS_ARGS:-} OUT="$O" bash scripts/bench-python.sh > "$O/peers-run.log" 2>&1
-echo "peers rc $? $(el)"
-grep -A8 "^ratios" "$O/peers.log" | head -60
+bash scripts/gpu-pytest-peers.sh "$O"
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
 tar czf "$DEST/all.tgz" -C "$O" .

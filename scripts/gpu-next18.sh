@@ -28,14 +28,8 @@ if [ "${PART:-1}" = 1 ]; then
   python3 scripts/bench_rows.py --min-seqlen 1024 "$O"/bench-hdim*.json | grep -E " (descending|atomic|auto) "
 else
   echo "== pip $(el)"
-  python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?"
-  echo "== pytest $(el)"
-  (timeout -k 5 150 python -m pytest tests/python -q -x -p no:cacheprovider > "$O/pytest.log" 2>&1; echo "pytest rc $?" >> "$O/pytest.log")
-  tail -2 "$O/pytest.log"
-  echo "== peers $(el)"
-  SKIP_E2E=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-170} PEERS_ARGS=${PEERS_ARGS:-} OUT="$O" bash scripts/bench-python.sh > "$O/peers-run.log" 2>&1
-  echo "peers rc $? $(el)"
-  grep -A8 "^ratios" "$O/peers.log" | head -60
+  python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" | tee -a "$O/pip.log"
+  bash scripts/gpu-pytest-peers.sh "$O"
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
