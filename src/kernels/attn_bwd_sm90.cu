@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
 // The 80-row tile's staging order: dQ^T fragments. dq_accum tile = [WG w (2)][n (10)][thread t (128)]
 // float4: acc[4n..4n+3] of the dQ^T accumulator of warpgroup w (rows = hdim 64w.., columns = the
 // tile's 80 query rows): (d, q), (d, q+1), (d+8, q), (d+8, q+1) with d = 64w + 16(t/32) + (t%32)/4,
-// q = 8n + 2(t%4). Head_dim 64 (DRAFT): one warpgroup block, w = 0, whichever warpgroup computed it.
+// q = 8n + 2(t%4). Head_dim 64: one warpgroup block, w = 0, whichever warpgroup computed it.
 template <typename T, int D>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
   constexpr int kN = kBM80 / 8;
@@ -906,7 +906,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // GEMM 5 of the 80-row tile (SS): dQ^T[64 wg.., :] = K^T[hdim sub-tile wg, 128 keys] dS^T, m64n80k16
   // x 8: A = K's hdim sub-tile wg read MN-major (tnspA; the hdim runs along M), B = dS [80 q x 128
   // keys] K-major (two [80 x 64] sub-tiles: the keys of warpgroup 0, then of warpgroup 1).
-  // Head_dim 64 (DRAFT): chunk 0, K's only hdim sub-tile, the whole dQ^T [64 x 80] in one warpgroup.
+  // Head_dim 64: chunk 0, K's only hdim sub-tile, the whole dQ^T [64 x 80] in one warpgroup.
   auto issue_dqt = [&](float (&acc)[kAcc], int ds_buf, int chunk) {
     const uint32_t base = opaque(smem_u32);
     const uint32_t a_lo = sm90::smem_desc_lo(base + L::kKOff + chunk * sm90::subtile_bytes(kBN), sm90::subtile_bytes(kBN));

@@ -132,10 +132,10 @@ inline bool bwd_lagged_dq_enabled() { return env_set_to_one("DASH_BWD_LAGGED_DQ"
 // with dP^T again. Same GEMMs in the same order: the same bits with either split. Measured on the
 // H200 (fifteenth session, docs/perf.md v16): with 64-row tiles 24 / 240 is 1-3% slower (hdim 128
 // bwd geomean 0.974, hdim 64 0.989); with 80-row tiles atomic 3.5-5.5% faster at 2k-16k, shift
-// 0-4% faster, descending 1-3% slower. So the 80-row tiles (the default for atomic and shift
-// only) run the lean split and the 64-row tiles the 40 / 232 one.
+// 0-4% faster, descending 1-3% slower. So the 80-row tiles at head_dim 128 run the lean split and
+// the 64-row tiles the 40 / 232 one.
 // The producer warpgroup's registers of the sm90 backward launched now with `block_m`-row Q tiles
-// at `head_dim`: 24 for 80-row tiles at head_dim 128, 40 otherwise (the head_dim 64 80-row draft
+// at `head_dim`: 24 for 80-row tiles at head_dim 128, 40 otherwise (the head_dim 64 80-row tile
 // has no lean kernel: its MMA code needs no more than 232), unless DASH_BWD_SM90_PRODUCER24 is set
 // (=1: 24, other values: 40); 40 with the lagged-dQ draft (no kLean instantiation). Read on every
 // launch; the launcher and BwdLaunchInfo::producer_regs use this.
@@ -250,7 +250,7 @@ inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   if (s.dtype == DType::kBF16) return true;
   return s.dtype == DType::kFP16 && env_not_zero("DASH_BWD_SM90_FP16_BM80") && bwd_sm90_producer_regs(80) == 24;
 }
-// The 80-row tile is the default for the schedules with chain slack from this many rows and keys
+// The 80-row tile is the default for the schedules bwd_sm90_block_m names from this many rows and keys
 // (below it the padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).
 constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 // The Q tile height of the sm90 backward for `s` under `schedule`, where bwd_sm90_has_bm80(s):
@@ -272,9 +272,9 @@ inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
   if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
   const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "80") == 0 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
-  const bool slack = schedule == Schedule::kAtomic || schedule == Schedule::kShift ||
-                     schedule == Schedule::kSymmetricShift || (s.head_dim == 64 && schedule == Schedule::kSpt);
-  const bool eighty = slack || (s.head_dim == 64 && schedule == Schedule::kDescending);
+  const bool eighty = schedule == Schedule::kAtomic || schedule == Schedule::kShift ||
+                      schedule == Schedule::kSymmetricShift ||
+                      (s.head_dim == 64 && (schedule == Schedule::kSpt || schedule == Schedule::kDescending));
   return eighty && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen ? kBwdSm90BlockM80
                                                                                               : kBwdSm90BlockM;
 }
