@@ -343,6 +343,29 @@ struct ScheduleModel {
       }
     }
   }
+  // Shift on a full mask with consecutive starts (start_stride 1) and no more KV tiles than Q
+  // tiles: every KV tile sees every Q tile and starts its walk at Q tile j, so
+  // step_of(jj, i) = (i - jj) mod m, and the rank (the loop above) has a closed form. Within j's
+  // group [lo, hi) the steps of the other contributions to dQ tile i are t + (j - jj) mod m with
+  // t = step_of(j, i); jj precedes j iff that is below t (no two are equal: jj != j, |j - jj| < m):
+  //   jj > j precedes iff jj - j <= t                 (jj in (j, min(j + t, hi - 1)]),
+  //   jj < j precedes iff (j - jj) + t >= m           (jj in [lo, j + t - m]);
+  // every contribution of a lower group precedes (lo of them), none of a higher group does.
+  // O(1) instead of the loop over the chain. rank() keeps the loop (the definition, and the code
+  // the sm90 kernels' MMA warps compile); the sm90 kernel's writer-rank variants compute this in
+  // the dQ writer instead (kernels::bwd_sm90_writer_rank, docs/perf.md v18). Tests:
+  // ScheduleModel.ShiftClosedFormRank (against the loop), BwdSm90SplitRank (the GPU's bits).
+  DASH_HD bool shift_rank_closed() const {
+    return schedule == Schedule::kShift && !p.causal && start_stride == 1 && n <= m;
+  }
+  DASH_HD int shift_rank(int i, int j) const {
+    const int t = i >= j ? i - j : m - j + i;
+    const int lo = group_width >= n ? 0 : (j / group_width) * group_width;
+    const int hi = lo + group_width < n ? lo + group_width : n;
+    const int later = t < hi - 1 - j ? t : hi - 1 - j;
+    const int wrapped = j + t - m - lo + 1;
+    return lo + later + (wrapped > 0 ? wrapped : 0);
+  }
   // Partial rank over KV tiles jj = first, first+stride, ... (a warp splits the loop).
   DASH_HD int rank_partial(int i, int j, int first, int stride) const {
     const ChainKey k = key(j, i);

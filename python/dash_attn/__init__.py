@@ -52,7 +52,8 @@ def last_bwd_info() -> Optional[dict]:
     ``fell_back``, ``note``, ``dispatch``, ``block_m``, ``block_n``, ``num_tasks``,
     ``min_coresident``, ``head_block``, ``dq_writers``, ``producer_regs`` (the sm90 backward's
     producer setmaxnreg: 40, or 24 with 80-row Q tiles at head_dim 128 or DASH_BWD_SM90_PRODUCER24=1; 0 on the sm80 kernel),
-    ``split_rank`` (the split dQ rank variant ran: shift / symmetric shift); None
+    ``split_rank`` (the split dQ rank variant ran: shift / symmetric shift), ``writer_rank``
+    (the dQ writer computed full-mask shift's closed-form rank); None
     before the first backward. Needs
     the extension."""
     return _ops.extension().last_bwd_info()

@@ -310,7 +310,7 @@ __device__ __forceinline__ int take_rank_part(int* slot) {
 
 // One staging buffer (BM 80 at head_dim 128): one writer, stride 1, and always the early release (the buffer back
 // at `.read`, so that the MMA warps can stage the next tile while this one's adds complete).
-template <int D, int BM, bool kSplit>
+template <int D, int BM, bool kSplit, bool kWRank>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, int* s_rank, const DqMeta* mailbox, int first, int stride) {
   using L = Sm90BwdSmem<D, BM>;
@@ -330,7 +330,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
       break;
     }
     const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j;
-    const int rank = kSplit ? take_rank_part(s_rank + buf) : vm->rank;
+    const int rank = kSplit ? take_rank_part(s_rank + buf) : kWRank ? M.shift_rank(mi, mj) : vm->rank;
     int* sem = p.dq_sem + dq_sem_index(M, mb, mhq, mi);
     float* dst = dq_accum_tile<D, BM>(p, M, mb, mhq, mi);
     if (ordered) {
@@ -364,7 +364,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
 // so one writer keeps two bulk reduces in flight. Deadlock rule: never block while a release
 // is owed. Before any blocking wait (the next staged partial, the next tile's semaphore) the
 // owed tile is finished unless a non-blocking probe shows the wait would fall through.
-template <int D, bool kSplit>
+template <int D, bool kSplit, bool kWRank>
 __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                                   int* s_reduced, int* s_rank, const DqMeta* mailbox) {
   using L = Sm90BwdSmem<D>;
@@ -400,7 +400,7 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
       break;
     }
     const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j;
-    const int rank = kSplit ? take_rank_part(s_rank + buf) : vm->rank;
+    const int rank = kSplit ? take_rank_part(s_rank + buf) : kWRank ? M.shift_rank(mi, mj) : vm->rank;
     // Kept as an int (one register fewer in the 40-register warp): < 2^31, one int each in the workspace.
     const int sem_idx = static_cast<int>(dq_sem_index(M, mb, mhq, mi));
     int* sem = p.dq_sem + sem_idx;
@@ -771,7 +771,7 @@ __device__ __forceinline__ void compute_ds(float (&dp)[8 * kKS], const uint32_t 
 // MMA warpgroups are no longer in lockstep: one may run up to about a step ahead, its softmax
 // and dS math overlapping the other's GEMMs (as the forward's ping-pong does). Same GEMMs on the
 // same operands in the same order per tile: the same bits as kLag = false.
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, bool kWRank = false>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -853,12 +853,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (lane == 0) task_taker<BM, kLean>(p, bars, s_task, s_reduced);
     } else if (warp == kWriterWarp) {
       if (BM == kBM && p.writer_overlap) {  // (the overlap draft has the 64-row layout only)
-        if (lane == 0) dq_writer_overlap<D, kSplit>(p, smem, bars, s_reduced, s_rank, mailbox);
+        if (lane == 0) dq_writer_overlap<D, kSplit, kWRank>(p, smem, bars, s_reduced, s_rank, mailbox);
       } else if (lane == 0) {
-        dq_writer<D, BM, kSplit>(p, smem, bars, s_reduced, s_rank, mailbox, 0, two_writers ? 2 : 1);
+        dq_writer<D, BM, kSplit, kWRank>(p, smem, bars, s_reduced, s_rank, mailbox, 0, two_writers ? 2 : 1);
       }
     } else if (warp == kWriterWarp2 && two_writers) {
-      if (lane == 0) dq_writer<D, BM, kSplit>(p, smem, bars, s_reduced, s_rank, mailbox, 1, 2);  // the odd tiles (buffer 1)
+      if (lane == 0) dq_writer<D, BM, kSplit, kWRank>(p, smem, bars, s_reduced, s_rank, mailbox, 1, 2);  // the odd tiles (buffer 1)
     }
     return;
   }
@@ -922,6 +922,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The position of (Q tile ii, KV tile jj) in dQ tile ii's accumulation chain (schedule.h), as in
   // the sm80 writer; warp-uniform, meaningful in the warp that writes the mailbox.
   auto rank_of = [&](int ii, int jj) -> int {
+    if constexpr (kWRank) return 0;  // the writer computes it (M.shift_rank)
     if (!M.deterministic()) return 0;
     return M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(ii, jj, lane_id(), 32)) : M.rank(ii, jj);
   };
@@ -1356,18 +1357,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, bool kWRank = false>
 cudaError_t set_smem_attr() {
-  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit>,
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(Sm90BwdSmem<D, BM>::kDynamicBytes));
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, bool kWRank = false>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>();
   if (err != cudaSuccess) return err;
-  attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit>
+  attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>
       <<<num_ctas, kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes, stream>>>(maps.q, maps.k, maps.v, maps.dout, p);
   return cudaGetLastError();
 }
@@ -1402,13 +1403,18 @@ struct MainLauncher {
     const bool lean = bwd_sm90_producer_regs(p.model.p.block_m, D) == kProducerRegsLean;
     // The split-rank variants (kSplit) exist for each tile's default split (bwd_sm90_split_rank).
     const bool split = bwd_sm90_split_rank(p.model, D);
+    // The writer-rank variants (kWRank; full masks only): full-mask shift's closed-form rank,
+    // computed by the dQ writer (bwd_sm90_writer_rank).
+    const bool wrank = bwd_sm90_writer_rank(p.model, D);
     if (p.model.p.block_m == kBM80) {
       if constexpr (kHasBm80Lean<T, D, C>) {
+        if (lean && wrank) return launch_main<T, D, C, false, kBM80, true, false, true>(p, maps, num_ctas, stream);
         if (lean && split) return launch_main<T, D, C, false, kBM80, true, true>(p, maps, num_ctas, stream);
         if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
       }
       if constexpr (kHasBm80Wide<T, D, C>) {
         if constexpr (D == 64) {
+          if (!lean && wrank) return launch_main<T, D, C, false, kBM80, false, false, true>(p, maps, num_ctas, stream);
           if (!lean && split) return launch_main<T, D, C, false, kBM80, false, true>(p, maps, num_ctas, stream);
         }
         if (!lean) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
@@ -1420,6 +1426,9 @@ struct MainLauncher {
       if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
     }
     if (lean) return launch_main<T, D, C, false, kBM, true>(p, maps, num_ctas, stream);
+    if constexpr (!C) {
+      if (wrank) return launch_main<T, D, C, false, kBM, false, false, true>(p, maps, num_ctas, stream);
+    }
     if (split) return launch_main<T, D, C, false, kBM, false, true>(p, maps, num_ctas, stream);
     return launch_main<T, D, C, false>(p, maps, num_ctas, stream);
   }

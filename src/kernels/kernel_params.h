@@ -157,18 +157,40 @@ inline int bwd_sm90_producer_regs(int block_m, int head_dim = 128) {
 //  - the 80-row tiles at head_dim 128 (24 / 240 registers; the split counted after the dQ^T
 //    stores, where it does not spill) 0.93-0.95x at 1k-4k, 1.00x at 8k, 1.19-1.24x at 16k.
 // So on at every length, except the head_dim 128 80-row tiles: from kBwdSplitRankMinKvTiles80 KV
-// tiles. DASH_BWD_SPLIT_RANK=1 / 0 forces it on / off. Only with the tile's default register split
+// tiles; and not where the writer-rank variant runs (bwd_sm90_writer_rank: full-mask shift).
+// DASH_BWD_SPLIT_RANK=1 / 0 forces it on / off (on: also where the writer rank would run).
+// Only with the tile's default register split
 // and not with the lagged draft (no such variants). The ranks are the same numbers either way: the
 // same bits. Read on every launch (launcher and BwdLaunchInfo::split_rank).
 constexpr int kBwdSplitRankMinKvTiles80 = 64;
+// Whether the writer-rank variant could run (DASH_BWD_SPLIT_RANK aside): full-mask shift with the
+// closed-form rank (ScheduleModel::shift_rank_closed), whose dQ writer computes the rank in O(1)
+// from the mailbox's (i, j) while the MMA warps compute none (seventeenth session: unordered
+// shift, which still computed the split rank, ran at 0.75-0.79 of atomic at hdim 64 full, and ncu
+// put the extra time after the rank's instructions). Variants: the tiles' default register splits
+// (80 rows: 24 / 240 at head_dim 128, 40 / 232 at 64; 64 rows: 40 / 232), not the lagged draft.
+// DASH_BWD_WRITER_RANK=0 turns it off (the one-warp or split rank as before).
+inline bool bwd_sm90_writer_rank_possible(const ScheduleModel& m, int head_dim) {
+  if (!m.deterministic() || !m.shift_rank_closed() || bwd_lagged_dq_enabled()) return false;
+  const int bm = m.p.block_m;
+  if (bwd_sm90_producer_regs(bm, head_dim) != (bm == 80 && head_dim == 128 ? 24 : 40)) return false;
+  const char* e = std::getenv("DASH_BWD_WRITER_RANK");
+  return e == nullptr || std::strcmp(e, "0") != 0;
+}
 inline bool bwd_sm90_split_rank(const ScheduleModel& m, int head_dim) {
-  if (!m.deterministic() || !m.rank_needs_loop() || bwd_lagged_dq_enabled()) return false;
+  const bool shifted = m.schedule == Schedule::kShift || m.schedule == Schedule::kSymmetricShift;
+  if (!m.deterministic() || !shifted || bwd_lagged_dq_enabled()) return false;
   const int bm = m.p.block_m;
   const bool lean80 = bm == 80 && head_dim == 128;
   if (bwd_sm90_producer_regs(bm, head_dim) != (lean80 ? 24 : 40)) return false;
   const char* e = std::getenv("DASH_BWD_SPLIT_RANK");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "0") != 0;
+  if (bwd_sm90_writer_rank_possible(m, head_dim)) return false;
   return !lean80 || m.n >= kBwdSplitRankMinKvTiles80;
+}
+// The writer-rank variant runs (see bwd_sm90_writer_rank_possible); BwdLaunchInfo::writer_rank.
+inline bool bwd_sm90_writer_rank(const ScheduleModel& m, int head_dim) {
+  return bwd_sm90_writer_rank_possible(m, head_dim) && !bwd_sm90_split_rank(m, head_dim);
 }
 
 // Whether the current device is compute capability 9.0 (the sm_90a kernels run nowhere else);

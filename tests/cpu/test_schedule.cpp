@@ -68,6 +68,41 @@ TEST(ScheduleModel, ShiftVisitsDistinctQTilesAtEveryStep) {
   }
 }
 
+// shift_rank (the O(1) rank of full-mask shift the sm90 kernel's writer uses) equals the
+// definition, rank()'s loop over the chain, on the shapes it claims, including two groups,
+// 80-row tiles, seqlen_q > seqlen_k, partial last tiles; it is not claimed where starts wrap or
+// stride, or on causal masks (those keep the loop).
+TEST(ScheduleModel, ShiftClosedFormRank) {
+  struct Shape { int sq, sk, bm, bn; };
+  int claimed = 0, groups2 = 0;
+  for (Shape sh : {Shape{64, 64, 64, 64}, Shape{640, 640, 64, 64}, Shape{1000, 1000, 64, 128}, Shape{2048, 2048, 80, 128},
+                   Shape{4096, 1000, 80, 128}, Shape{113, 113, 64, 128}, Shape{8300, 8300, 64, 64},
+                   Shape{20000, 20000, 80, 128}, Shape{16384, 16384, 64, 128}, Shape{3000, 2900, 64, 64}}) {
+    TileProblem p;
+    p.seqlen_q = sh.sq; p.seqlen_k = sh.sk; p.block_m = sh.bm; p.block_n = sh.bn;
+    for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift}) {
+      const ScheduleModel sm = ScheduleModel::make(p, sc);
+      ASSERT_TRUE(sm.shift_rank_closed()) << sh.sq << " " << sh.sk << " " << sh.bm << " " << sh.bn;
+      ++claimed;
+      if (sm.group_width < sm.n) ++groups2;
+      for (int i = 0; i < sm.m; ++i)
+        for (int j = 0; j < sm.chain_length(i); ++j)
+          ASSERT_EQ(sm.shift_rank(i, j), sm.rank(i, j)) << sh.sq << " " << sh.sk << " " << sh.bm << " "
+                                                                 << sh.bn << " q tile " << i << " kv tile " << j;
+    }
+  }
+  EXPECT_EQ(claimed, 20);
+  EXPECT_GE(groups2, 4) << "two-group shapes covered";
+  TileProblem p;
+  p.seqlen_q = 1000; p.seqlen_k = 4096; p.block_m = 64; p.block_n = 64;  // n 64 > m 16: starts wrap
+  EXPECT_FALSE(ScheduleModel::make(p, Schedule::kShift).shift_rank_closed());
+  p.seqlen_q = 4096; p.seqlen_k = 1000;
+  EXPECT_FALSE(ScheduleModel::make(p, Schedule::kShift, /*strided_starts=*/true).shift_rank_closed());
+  p.causal = true;
+  EXPECT_FALSE(ScheduleModel::make(p, Schedule::kShift).shift_rank_closed());
+  EXPECT_FALSE(ScheduleModel::make(p, Schedule::kSymmetricShift).shift_rank_closed());
+}
+
 TEST(ScheduleModel, AtomicHasNoRanks) {
   const ScheduleModel sm = ScheduleModel::make(square(4, true), Schedule::kAtomic);
   EXPECT_FALSE(sm.deterministic());

@@ -500,8 +500,9 @@ TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
                 "1", seed);
 }
 
-// The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank): the same ranks, so
-// the same bits as the one-warp rank, at 64- and 80-row tiles, bf16 / fp16, head_dim 64 / 128, full
+// The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank) and full-mask shift's
+// closed-form rank in the writer (kWRank, kernels::bwd_sm90_writer_rank): the same ranks, so the
+// same bits as the one-warp rank, at 64- and 80-row tiles, bf16 / fp16, head_dim 64 / 128, full
 // and causal masks, over grid sizes and dispatches, every gradient element written; on by default
 // for shift and symmetric shift only, from 64 KV tiles (8192 keys) with the head_dim 128 80-row tiles.
 TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
@@ -524,10 +525,27 @@ TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
           uint64_t h_one = 0;
           {
             ScopedEnv off("DASH_BWD_SPLIT_RANK", "0");
+            ScopedEnv woff("DASH_BWD_WRITER_RANK", "0");
             const Status st = run_sm90_bwd(pr, p, &info);
             ASSERT_TRUE(st.ok()) << st.message << " " << s.str();
             ASSERT_FALSE(info.split_rank);
+            ASSERT_FALSE(info.writer_rank);
             h_one = pr.grad_hash();
+          }
+          {  // the default: full-mask shift's closed-form rank in the dQ writer (kWRank)
+            ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
+            for (int grid : {0, 31}) {
+              p.num_ctas = grid;
+              const Status st = run_sm90_bwd(pr, p, &info);
+              if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // shift's group > grid
+              ASSERT_TRUE(st.ok()) << st.message << " " << s.str();
+              EXPECT_EQ(info.writer_rank, !causal) << s.str() << " " << schedule_name(sc);
+              EXPECT_FALSE(info.writer_rank && info.split_rank);
+              std::vector<double> g;
+              ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
+              EXPECT_EQ(pr.grad_hash(), h_one) << s.str() << " " << schedule_name(sc) << " writer rank, grid " << grid;
+            }
+            p.num_ctas = 0;
           }
           ScopedEnv on("DASH_BWD_SPLIT_RANK", "1");
           for (int grid : {0, 31})
@@ -547,9 +565,10 @@ TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
             }
         }
       }
-  {  // the default: on from 64 KV tiles, for shift and symmetric shift only
+  {  // the default: on from 64 KV tiles, for shift and symmetric shift where the rank is a loop
+     // (causal masks); full-mask shift computes its closed-form rank in one warp
     ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
-    ProblemSpec s = spec_of(DType::kBF16, 128, false, {1, 8192, 8192, 2, 2}, 9390);
+    ProblemSpec s = spec_of(DType::kBF16, 128, true, {1, 8192, 8192, 2, 2}, 9390);
     Problem pr(s);
     ASSERT_TRUE(tested_forward(pr).ok());
     for (Schedule sc : {Schedule::kShift, Schedule::kDescending, Schedule::kAtomic}) {
@@ -568,11 +587,21 @@ TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
     Problem pr2(s2);
     ASSERT_TRUE(tested_forward(pr2).ok());
     ASSERT_TRUE(run_sm90_bwd(pr2, pr2.bwd_params(Schedule::kShift), &info).ok());
-    EXPECT_FALSE(info.split_rank) << "32 KV tiles of 80-row tiles at head_dim 128: the one-warp rank";
+    EXPECT_FALSE(info.split_rank) << "full mask: the closed-form rank";
+    EXPECT_TRUE(info.writer_rank) << "full mask: the closed-form rank";
     ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
     ScopedEnv bm64("DASH_BWD_SM90_BLOCK_M", "64");
     ASSERT_TRUE(run_sm90_bwd(pr2, pr2.bwd_params(Schedule::kShift), &info).ok());
-    EXPECT_TRUE(info.split_rank) << "64-row tiles: the split rank at every length";
+    EXPECT_FALSE(info.split_rank) << "full mask, 64-row tiles: the closed-form rank";
+    EXPECT_TRUE(info.writer_rank) << "full mask, 64-row tiles: the closed-form rank";
+    ASSERT_TRUE(run_sm90_bwd(pr2, pr2.bwd_params(Schedule::kSymmetricShift), &info).ok());
+    EXPECT_FALSE(info.split_rank) << "symmetric shift on a full mask is shift";
+    ProblemSpec s3 = spec_of(DType::kBF16, 128, true, {1, 4096, 4096, 2, 2}, 9392);
+    Problem pr3(s3);
+    ASSERT_TRUE(tested_forward(pr3).ok());
+    ASSERT_TRUE(run_sm90_bwd(pr3, pr3.bwd_params(Schedule::kShift), &info).ok());
+    EXPECT_TRUE(info.split_rank) << "causal, 64-row tiles: the split rank at every length";
+    EXPECT_FALSE(info.writer_rank) << "causal: no closed form";
   }
 }
 
@@ -1024,7 +1053,8 @@ TEST(BwdSm90ProducerSplit, LeanForEightyRowTilesAndWhereForced) {
 }
 
 // Host only: when the split-rank kernel variant runs (bwd_sm90_split_rank): shift and symmetric
-// shift at every length, from 64 KV tiles with the head_dim 128 80-row tiles.
+// shift where the rank is a loop (causal masks, starts that wrap) at every length, from 64 KV tiles
+// with the head_dim 128 80-row tiles; never where full-mask shift has its closed-form rank.
 TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShift) {
   ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
@@ -1037,10 +1067,35 @@ TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShift) {
   };
   for (int d : {128, 64})
     for (int bm : {64, 80}) {
-      EXPECT_TRUE(split(Schedule::kShift, 8192, bm, d)) << d << " " << bm;
+      EXPECT_TRUE(split(Schedule::kShift, 8192, bm, d, true)) << d << " " << bm;
       EXPECT_TRUE(split(Schedule::kSymmetricShift, 16384, bm, d, true)) << d << " " << bm;
-      EXPECT_EQ(split(Schedule::kShift, 8064, bm, d), !(bm == 80 && d == 128)) << "63 KV tiles " << d << " " << bm;
+      EXPECT_EQ(split(Schedule::kShift, 8064, bm, d, true), !(bm == 80 && d == 128)) << "63 KV tiles " << d << " " << bm;
       EXPECT_EQ(split(Schedule::kSymmetricShift, 300, bm, d, true), !(bm == 80 && d == 128)) << d << " " << bm;
+      // full masks: the closed-form rank (n <= m), unless the starts wrap (more KV tiles than Q tiles)
+      EXPECT_FALSE(split(Schedule::kShift, 4096, bm, d)) << "closed form " << d << " " << bm;
+      EXPECT_FALSE(split(Schedule::kSymmetricShift, 4096, bm, d)) << "closed form " << d << " " << bm;
+      EXPECT_TRUE(split(Schedule::kShift, 16384, bm, d)) << "16384 keys over 4096 queries: the loop " << d << " " << bm;
+      auto wrank = [&](Schedule sc, int seqlen_k, bool causal = false) {
+        TileProblem tp;
+        tp.batch = 1; tp.heads_q = 4; tp.heads_kv = 1; tp.seqlen_q = 4096; tp.seqlen_k = seqlen_k;
+        tp.block_m = bm; tp.block_n = kernels::kBwdSm90BlockN; tp.causal = causal;
+        return kernels::bwd_sm90_writer_rank(ScheduleModel::make(tp, sc), d);
+      };
+      EXPECT_TRUE(wrank(Schedule::kShift, 4096)) << d << " " << bm;
+      EXPECT_TRUE(wrank(Schedule::kSymmetricShift, 4096)) << "full: shift " << d << " " << bm;
+      EXPECT_FALSE(wrank(Schedule::kShift, 4096, true)) << "causal " << d << " " << bm;
+      EXPECT_FALSE(wrank(Schedule::kShift, 16384)) << "starts wrap " << d << " " << bm;
+      for (Schedule sc : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kAtomic})
+        EXPECT_FALSE(wrank(sc, 4096)) << schedule_name(sc);
+      {
+        ScopedEnv woff("DASH_BWD_WRITER_RANK", "0");
+        EXPECT_FALSE(wrank(Schedule::kShift, 4096));
+        EXPECT_EQ(split(Schedule::kShift, 4096, bm, d), !(bm == 80 && d == 128)) << "the split rule as before";
+      }
+      {
+        ScopedEnv son("DASH_BWD_SPLIT_RANK", "1");
+        EXPECT_FALSE(wrank(Schedule::kShift, 4096)) << "forced split wins";
+      }
       for (Schedule sc : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kAtomic})
         EXPECT_FALSE(split(sc, 16384, bm, d)) << schedule_name(sc) << ": a closed-form rank";
     }

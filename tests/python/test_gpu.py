@@ -165,7 +165,7 @@ def test_deterministic_flag_selects_schedule():
     finally:
         torch.use_deterministic_algorithms(prev)
     info = dash_attn.last_bwd_info()
-    assert {"schedule", "num_ctas", "fell_back", "note", "head_block", "dq_writers", "producer_regs", "split_rank"} <= set(info)
+    assert {"schedule", "num_ctas", "fell_back", "note", "head_block", "dq_writers", "producer_regs", "split_rank", "writer_rank"} <= set(info)
     assert info["num_ctas"] >= 1
 
 

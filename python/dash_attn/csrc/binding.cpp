@@ -325,6 +325,7 @@ py::object last_bwd_info() {
   d["dq_writers"] = info.dq_writers;
   d["producer_regs"] = info.producer_regs;
   d["split_rank"] = info.split_rank;
+  d["writer_rank"] = info.writer_rank;
   d["fell_back"] = info.fell_back;
   d["note"] = std::string(info.note);
   return d;
