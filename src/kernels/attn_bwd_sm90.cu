@@ -919,6 +919,16 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(BM))), kk > 0 ? 1 : 0);
     ptx::wgmma_commit_group();
   };
+  // The Q tile of step tt (schedule.h visit). kWRank (full-mask shift with the closed-form rank:
+  // start_stride 1, n <= m, every KV tile sees every Q tile, one side, KV tile = slot): (slot + tt)
+  // mod m, without visit()'s general case and its modulo at the top of every step.
+  auto visit_of = [&](int sl, int sd, int tt) -> int {
+    if constexpr (kWRank) {
+      const int v = sl + tt;
+      return v >= M.m ? v - M.m : v;
+    }
+    return M.visit(sl, sd, tt);
+  };
   // The position of (Q tile ii, KV tile jj) in dQ tile ii's accumulation chain (schedule.h), as in
   // the sm80 writer; warp-uniform, meaningful in the warp that writes the mailbox.
   auto rank_of = [&](int ii, int jj) -> int {
@@ -1026,10 +1036,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       // step retired all its groups), and the visit's integer chain (param loads, the schedule
       // switch, q_tile_begin) sat there (the v10 profile's "loop top", 7.5% of the MMA loop).
       // head_dim 128 only: at 64 the same hoist ran 0.4-1.4% slower (twelfth session's A/B).
-      int i_next = D == 128 && nsteps > 0 ? M.visit(slot, side, 0) : 0;
+      int i_next = D == 128 && nsteps > 0 ? visit_of(slot, side, 0) : 0;
 #pragma unroll 1
       for (int t_step = 0; t_step < nsteps; ++t_step) {
-       const int i = D == 128 ? i_next : M.visit(slot, side, t_step);
+       const int i = D == 128 ? i_next : visit_of(slot, side, t_step);
 #pragma unroll 1
        for (int g = 0; g < G; ++g, ++step_use) {
         const int hq = hk * G + g;
@@ -1090,7 +1100,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // pinned here by the asm barrier so that it is computed while S^T and dP^T run.
           // (80-row tile: after the dP^T issue below; here, with S^T retired before P^T, ptxas
           // spilled the S^T accumulator around the visit's branches.)
-          if (D == 128 && !kT80Serial && g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
+          if (D == 128 && !kT80Serial && g == G - 1 && t_step + 1 < nsteps) i_next = opaque(visit_of(slot, side, t_step + 1));
           if constexpr (D == 128) i_late = static_cast<int>(opaque(static_cast<uint32_t>(i)));
           float2 lse01[2];  // under the GEMMs (all 8 pairs here spilled)
 #pragma unroll
@@ -1109,7 +1119,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if constexpr (kT80Serial) {
             ptx::wgmma_fence();
             issue_dp();
-            if (g == G - 1 && t_step + 1 < nsteps) i_next = opaque(M.visit(slot, side, t_step + 1));
+            if (g == G - 1 && t_step + 1 < nsteps) i_next = opaque(visit_of(slot, side, t_step + 1));
           }
           if (early_dv) {  // DRAFT (p.early_dv), CTA-uniform: dV's GEMM runs under the dS math
             // compute_ds reads P^T from a copy: the in-flight dV wgmma owns pf until it retires

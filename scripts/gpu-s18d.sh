@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# GPU machine, the seventeenth session's last call: the whole state at this commit.
+# Prebuilt binaries (bins.tgz: bins/new = this commit, bins/old = 983c5d0, the writer rank before
+# the cheap kWRank visit); carry [".snap"]; `cd .snap && bash scripts/gpu-s18d.sh`.
+# 1. pip install in the background; the whole GPU suite in 4 shards with the sanitizers alongside;
+# 2. bench: every schedule, both masks, hdim 128 and 64 (the defaults); then 2 interleaved rounds of
+#    shift, full masks, old / new binary (the kWRank visit without visit()'s modulo); shift on
+#    64-row tiles with consecutive / strided starts (DASH_BWD_SM90_BLOCK_M=64, DASH_STRIDED_SHIFT=1);
+# 3. scripts/fwd_pair.py (dash / cuDNN forward in one process: randn and uniform inputs, with and
+#    without autograd recording); pytest, then the peers benchmark (scripts/gpu-pytest-peers.sh).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+DEST=${OUT:-$PWD/gpu-s18d-logs}; O=$(mktemp -d); mkdir -p "$DEST"
+T0=$(date +%s); el() { echo "($(( $(date +%s) - T0 )) s)"; }
+export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
+unset DASH_BWD_SM90_BLOCK_M DASH_BWD_SPLIT_RANK DASH_HEAD_BLOCK DASH_DEBUG_UNORDERED DASH_BWD_WRITER_RANK \
+  DASH_BWD_SM90_PRODUCER24 DASH_BWD_SM90_FP16_BM80 DASH_BWD_SM90_D64_BM80
+[ -d bins ] || tar xzf bins.tgz
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$O/machine.txt" 2>&1
+{
+echo "== pip (background) + tests $(el)"
+(python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
+TEST_FILTER='*' LIMIT_S=${LIMIT_S:-220} bash scripts/gpu-bwd-tests.sh "$O"
+until grep -q "^pip rc" "$O/pip.log"; do sleep 2; done; tail -1 "$O/pip.log"
+echo "== bench $(el)"
+for d in 128 64; do
+  timeout -k 5 90 bins/new/dash-attn bench --hdim $d --schedules ascending,spt,descending,shift,symmetric_shift,atomic,auto \
+    --json "$O/bench-hdim$d.json" > "$O/bench-hdim$d.log" 2>&1 || echo "bench hdim $d rc $?"
+done
+for r in 1 2; do
+  for v in old new; do
+    for d in 128 64; do
+      timeout -k 5 60 bins/$v/dash-attn bench --hdim $d --causal 0 --seqlen 1024,2048,4096,8192,16384 --schedules shift \
+        --json "$O/ab-$v-r$r-hdim$d.json" > "$O/ab-$v-r$r-hdim$d.log" 2>&1 || echo "ab $v r$r $d rc $?"
+    done
+  done
+done
+for d in 128 64; do  # shift on 64-row tiles: consecutive starts (writer rank) and strided starts (split rank)
+  DASH_BWD_SM90_BLOCK_M=64 timeout -k 5 60 bins/new/dash-attn bench --hdim $d --causal 0 --seqlen 1024,2048,4096,8192,16384 \
+    --schedules shift,descending --json "$O/b64-hdim$d.json" > "$O/b64-hdim$d.log" 2>&1 || echo "b64 $d rc $?"
+  DASH_BWD_SM90_BLOCK_M=64 DASH_STRIDED_SHIFT=1 timeout -k 5 60 bins/new/dash-attn bench --hdim $d --causal 0 \
+    --seqlen 1024,2048,4096,8192,16384 --schedules shift --json "$O/b64s-hdim$d.json" > "$O/b64s-hdim$d.log" 2>&1 || echo "b64s $d rc $?"
+done
+python3 scripts/bench_rows.py --min-seqlen 1024 "$O"/bench-hdim*.json | grep -E " full .* (descending|shift|atomic|auto) "
+echo "== fwd pair $(el)"
+for gflag in "" --grad; do python3 scripts/fwd_pair.py $gflag 2>&1 | tee -a "$O/fwd-pair.log" | grep -v Warning; done
+bash scripts/gpu-pytest-peers.sh "$O"
+echo "total $(el)"
+} 2>&1 | tee "$O/run.log"
+tar czf "$DEST/all.tgz" --exclude=pip.log -C "$O" .
