@@ -104,6 +104,13 @@ DATA = {
     "19c11e2": dict(peers_log=None,
                     peers_json=["docs/data/final-h200-19c11e2/peers.json"],
                     bench=[]),
+    # The seventeenth session (ff7314a): full-mask shift's closed-form rank in the dQ writer (kWRank),
+    # hdim 64 descending on 80-row tiles from 1k. Peers (one process, 3 rounds) and `dash-attn
+    # bench` (every schedule, the defaults) of the same call.
+    "ff7314a": dict(peers_log=None,
+                    peers_json=["docs/data/final-h200-ff7314a/peers.json"],
+                    bench=["docs/data/final-h200-ff7314a/bench-hdim128.json",
+                           "docs/data/final-h200-ff7314a/bench-hdim64.json"]),
 }
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]

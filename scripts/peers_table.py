@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""The README's peers table and the issue-4 ratio ranges from a bench/peers.py JSON file.
+  peers_table.py PEERS.json [--points 128:full:2048,...]   (default: the README's 11 points)
+Prints the markdown table (backward TFLOP/s; best deterministic = the best explicit deterministic
+schedule), then per (hdim, mask) the ranges of best det / cuDNN, / Flex, / atomic, the count of
+points where `auto` is within 3% of the best, and forward / cuDNN per seqlen; then shift,
+symmetric shift, descending and atomic TFLOP/s per point."""
+import argparse
+import json
+
+README_POINTS = ("128:full:2048,128:full:8192,128:full:16384,128:causal:2048,128:causal:8192,128:causal:16384,"
+                 "64:full:1024,64:full:4096,64:full:16384,64:causal:1024,64:causal:16384")
+ap = argparse.ArgumentParser()
+ap.add_argument("peers")
+ap.add_argument("--points", default=README_POINTS)
+a = ap.parse_args()
+res = json.load(open(a.peers))["results"]
+by = {(r["hdim"], r["mask"], r["seqlen"]): r for r in res}
+
+
+def tf(r, impl):
+    v = r["impls"].get(impl, {})
+    return v.get("bwd_tflops")
+
+
+def k(s):
+    return f"{s // 1024}k" if s >= 1024 else str(s)
+
+
+print("| hdim | mask | seqlen | cuDNN (non-det.) | FlexAttention | FA2 (non-det.) | dash atomic (non-det.) | "
+      "dash best deterministic | / cuDNN | / Flex | / atomic |")
+print("|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|")
+for p in a.points.split(","):
+    h, m, s = p.split(":")
+    r = by[(int(h), m, int(s))]
+    q = r["ratios"]
+    print(f"| {h} | {m} | {k(int(s))} | {tf(r, 'cudnn'):.0f} | {tf(r, 'flex'):.0f} | {tf(r, 'flash'):.0f} | "
+          f"{tf(r, 'dash:atomic'):.0f} | {q['best_det_schedule']} {q['best_det_bwd_tflops']:.0f} | "
+          f"{q['best_det_vs_cudnn_bwd']:.2f} | {q['best_det_vs_flex_bwd']:.2f} | {q['best_det_vs_atomic']:.2f} |")
+for h in (128, 64):
+    for m in ("full", "causal"):
+        rs = [by[(h, m, s)] for s in sorted(s for (hh, mm, s) in by if hh == h and mm == m)]
+        def rng(key):
+            v = [r["ratios"][key] for r in rs]
+            return f"{min(v):.3f}-{max(v):.3f}"
+        auto = sum(r["ratios"]["auto_vs_best"] >= 0.97 for r in rs)
+        fwd = [round(r["ratios"]["fwd_vs_cudnn_fwd"], 3) for r in rs]
+        print(f"hdim {h} {m}: /cudnn {rng('best_det_vs_cudnn_bwd')} /flex {rng('best_det_vs_flex_bwd')} "
+              f"/atomic {rng('best_det_vs_atomic')} auto>=0.97 {auto}/{len(rs)} shift/asc {rng('shift_vs_ascending')} "
+              f"best/max(asc,spt) {rng('best_vs_max_ascending_spt')} fwd/cudnn {fwd}")
+for (h, m, s), r in sorted(by.items(), key=lambda x: (-x[0][0], x[0][1], x[0][2])):
+    print(f"{h} {m} {s} shift {tf(r, 'dash:shift'):.0f} sym {tf(r, 'dash:symmetric_shift'):.0f} "
+          f"desc {tf(r, 'dash:descending'):.0f} atomic {tf(r, 'dash:atomic'):.0f} auto ran {r['ratios']['auto_ran']}")
