@@ -374,6 +374,72 @@ struct ScheduleModel {
     for (int jj = first; jj < len; jj += stride) r += (jj != j && key(jj, i) < k) ? 1 : 0;
     return r;
   }
+  // Symmetric shift (causal) with consecutive rectangle starts (start_stride 1), no more tasks per
+  // head than rectangle Q tiles (T <= r, so the long sides' rectangle steps are distinct) and KV
+  // tiles no narrower than Q tiles (block_n >= block_m: q_tile_begin strictly increases past its
+  // zero region). Then rank() has a closed form too (symshift_rank), by the same counting as
+  // shift_rank. Only in the CPU model so far (ScheduleModel.SymmetricShiftClosedFormRank tests it
+  // against the loop); no kernel uses it yet (docs/perf.md v18, next steps).
+  DASH_HD bool symshift_rank_closed() const {
+    return schedule == Schedule::kSymmetricShift && p.causal && start_stride == 1 &&
+           tasks_per_head <= m - rect_begin && p.block_n >= p.block_m;
+  }
+  // The KV tiles sharing q_tile_begin with KV tile x form [first, last]: q_tile_begin is 0 up to
+  // the last KV tile some row of Q tile 0 sees and strictly increasing after it (block_n >= block_m).
+  DASH_HD void qtb_plateau(int x, int* first, int* last) const {
+    if (p.q_tile_begin(x) != 0) {
+      *first = *last = x;
+      return;
+    }
+    // q_tile_begin(y) == 0  <=>  y * block_n - (seqlen_k - seqlen_q) + 1 <= block_m
+    const long long lim = (long long)p.block_m + (p.seqlen_k - p.seqlen_q) - 1;
+    const long long y = lim < 0 ? -1 : lim / p.block_n;
+    *first = 0;
+    *last = y < n - 1 ? (int)y : n - 1;
+  }
+  // rank(i, j) of symmetric shift in O(1) where symshift_rank_closed(): the contributions to dQ
+  // tile i (KV tiles jj < len = chain_length(i)) that precede j's key (group, side, step, slot).
+  //  - lower groups: their long sides jj = slot < len and their short sides jj = n - 1 - slot
+  //    visible (slot >= n - len), slot < S1 = n - T (the slots that have a short side);
+  //  - j a short side: every visible long side of its group precedes it;
+  //  - same group and side: short sides step 2m - 1 - i - q_tile_begin(slot) (descending walks
+  //    after the long side), long sides before the rectangle r + i - q_tile_begin(slot): both
+  //    precede iff q_tile_begin(slot') > q_tile_begin(p), or equal with slot' < p: with the
+  //    plateau [L, U] of p, the slots >= L except [p, U]; long sides in the rectangle
+  //    (i >= rect_begin) step (c - slot') mod r, c = i - rect_begin: shift_rank's count.
+  DASH_HD int symshift_rank(int i, int j) const {
+    const int T = tasks_per_head, S1 = n - T, W = group_width;
+    const int len = chain_length(i);
+    const int side = side_of(j), pj = slot_of(j);
+    const int g = group_of_slot(pj);
+    const int glo = g * W, ghi = glo + W;
+    auto span = [](int a, int b) { return b > a ? b - a : 0; };  // |[a, b)|
+    auto mn = [](int a, int b) { return a < b ? a : b; };
+    auto mx = [](int a, int b) { return a > b ? a : b; };
+    // lower groups
+    int r = mn(mn(glo, T), len) + span(mx(0, n - len), mn(glo, S1));
+    // slots of j's group on j's side that are visible: [lo, hi)
+    int lo, hi;
+    if (side == 1) {
+      r += span(glo, mn(mn(ghi, T), len));  // the group's visible long sides
+      lo = mx(glo, n - len);
+      hi = mn(ghi, S1);
+    } else {
+      lo = glo;
+      hi = mn(mn(ghi, T), len);
+    }
+    const int rr = m - rect_begin;
+    if (side == 0 && i >= rect_begin) {
+      const int c = i - rect_begin;
+      const int t = c >= pj ? c - pj : rr - pj + c;
+      const int later = t < hi - 1 - pj ? t : hi - 1 - pj;
+      const int wrapped = pj + t - rr - lo + 1;
+      return r + later + (wrapped > 0 ? wrapped : 0);
+    }
+    int L, U;
+    qtb_plateau(pj, &L, &U);
+    return r + span(mx(lo, L), hi) - span(mx(lo, pj), mn(hi, U + 1));
+  }
   DASH_HD bool rank_needs_loop() const {
     return schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
   }

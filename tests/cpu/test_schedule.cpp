@@ -1,4 +1,6 @@
 // The schedule model itself: construction rules and the facts the kernels rely on.
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include "dash_attn/schedule.h"
@@ -101,6 +103,69 @@ TEST(ScheduleModel, ShiftClosedFormRank) {
   p.causal = true;
   EXPECT_FALSE(ScheduleModel::make(p, Schedule::kShift).shift_rank_closed());
   EXPECT_FALSE(ScheduleModel::make(p, Schedule::kSymmetricShift).shift_rank_closed());
+}
+
+// symshift_rank (symmetric shift's O(1) rank; CPU model only so far) equals rank()'s loop on the
+// shapes it claims: square and rectangular causal masks (seqlen_q < / > seqlen_k), odd and even KV
+// tile counts, 64 / 128-key tiles over 64-row Q tiles, one and two groups.
+TEST(ScheduleModel, SymmetricShiftClosedFormRank) {
+  struct Shape { int sq, sk, bm, bn; };
+  int claimed = 0, groups2 = 0, checked = 0;
+  for (Shape sh : {Shape{64, 64, 64, 64}, Shape{640, 640, 64, 64}, Shape{1000, 1000, 64, 128}, Shape{2048, 2048, 64, 128},
+                   Shape{113, 113, 64, 128}, Shape{4096, 4096, 64, 128}, Shape{3000, 2900, 64, 64},
+                   Shape{2900, 3000, 64, 64}, Shape{1000, 4096, 64, 128}, Shape{4096, 1000, 64, 128},
+                   Shape{8300, 8300, 64, 128}, Shape{19200, 19200, 64, 64}, Shape{700, 700, 64, 64}, Shape{130, 1000, 64, 64}}) {
+    TileProblem p;
+    p.seqlen_q = sh.sq; p.seqlen_k = sh.sk; p.block_m = sh.bm; p.block_n = sh.bn; p.causal = true;
+    const ScheduleModel sm = ScheduleModel::make(p, Schedule::kSymmetricShift);
+    if (!sm.symshift_rank_closed()) continue;
+    ++claimed;
+    if (sm.group_width < sm.tasks_per_head) ++groups2;
+    for (int i = 0; i < sm.m; ++i)
+      for (int j = 0; j < sm.chain_length(i); ++j, ++checked)
+        ASSERT_EQ(sm.symshift_rank(i, j), sm.rank(i, j)) << sh.sq << " " << sh.sk << " " << sh.bm << " " << sh.bn
+                                                         << " q tile " << i << " kv tile " << j;
+  }
+  // and a sweep of odd shapes (seqlens 1..3000 from a fixed linear congruential sequence), both
+  // closed forms against the loop wherever they are claimed
+  unsigned x = 12345;
+  auto next = [&x](int mod) { x = x * 1103515245u + 12345u; return static_cast<int>((x >> 8) % mod); };
+  int odd = 0;
+  for (int k = 0; k < 200; ++k) {
+    TileProblem p;
+    p.seqlen_q = 1 + next(3000); p.seqlen_k = 1 + next(3000); p.block_m = 64; p.block_n = next(2) ? 128 : 64;
+    for (bool causal : {false, true}) {
+      p.causal = causal;
+      for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift}) {
+        const ScheduleModel sm = ScheduleModel::make(p, sc);
+        const bool sym = sm.symshift_rank_closed(), sh = sm.shift_rank_closed();
+        if (!sym && !sh) continue;
+        ++odd;
+        for (int i = 0; i < sm.m; ++i)
+          for (int j = 0; j < sm.chain_length(i); ++j, ++checked)
+            ASSERT_EQ(sym ? sm.symshift_rank(i, j) : sm.shift_rank(i, j), sm.rank(i, j))
+                << p.seqlen_q << " " << p.seqlen_k << " " << p.block_n << " " << schedule_name(sc) << " causal " << causal
+                << " q tile " << i << " kv tile " << j;
+      }
+    }
+  }
+  EXPECT_GE(odd, 300);
+  std::printf("closed forms: %d named shapes (%d with two groups), %d odd shape / schedule pairs, %d ranks checked\n",
+              claimed, groups2, odd, checked);
+  EXPECT_GE(claimed, 12);
+  EXPECT_GE(groups2, 1) << "a two-group shape covered";
+  TileProblem p;
+  p.seqlen_q = p.seqlen_k = 4096; p.block_m = 128; p.block_n = 64; p.causal = true;  // block_n < block_m
+  EXPECT_FALSE(ScheduleModel::make(p, Schedule::kSymmetricShift).symshift_rank_closed());
+  p.block_m = 64;
+  p.seqlen_q = 1000;
+  p.seqlen_k = 256;  // 4 KV tiles, 2 tasks, a rectangle of 4 Q tiles: starts 2 apart
+  const ScheduleModel strided = ScheduleModel::make(p, Schedule::kSymmetricShift, /*strided_starts=*/true);
+  ASSERT_GT(strided.start_stride, 1);
+  EXPECT_FALSE(strided.symshift_rank_closed());
+  p.seqlen_q = p.seqlen_k = 4096;
+  p.causal = false;  // symmetric shift on a full mask is shift
+  EXPECT_FALSE(ScheduleModel::make(p, Schedule::kSymmetricShift).symshift_rank_closed());
 }
 
 TEST(ScheduleModel, AtomicHasNoRanks) {
