@@ -378,8 +378,9 @@ struct ScheduleModel {
   // head than rectangle Q tiles (T <= r, so the long sides' rectangle steps are distinct) and KV
   // tiles no narrower than Q tiles (block_n >= block_m: q_tile_begin strictly increases past its
   // zero region). Then rank() has a closed form too (symshift_rank), by the same counting as
-  // shift_rank. Only in the CPU model so far (ScheduleModel.SymmetricShiftClosedFormRank tests it
-  // against the loop); no kernel uses it yet (docs/perf.md v18, next steps).
+  // shift_rank (ScheduleModel.SymmetricShiftClosedFormRank tests it against the loop). The sm90
+  // kernel's kWRankSym variants compute it in the dQ writer, opt-in (DASH_BWD_WRITER_RANK_CAUSAL=1)
+  // until measured on a GPU (docs/perf.md v18 item 11).
   DASH_HD bool symshift_rank_closed() const {
     return schedule == Schedule::kSymmetricShift && p.causal && start_stride == 1 &&
            tasks_per_head <= m - rect_begin && p.block_n >= p.block_m;

@@ -302,6 +302,9 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 // and clears the slot before its dq_empty arrival (the mailbox's rank is not read). (Computed by one
 // warp, the loop delayed that warp's warpgroup every step and the other one waited for it at the
 // dS barrier: 12% of the 80-row shift kernel's stall samples at 8k, docs/perf.md v17.)
+// kWRank: which closed-form rank the dQ writer computes (0: none, the mailbox's / split rank).
+constexpr int kWRankShift = 1;  // full-mask shift (ScheduleModel::shift_rank)
+constexpr int kWRankSym = 2;    // causal symmetric shift (ScheduleModel::symshift_rank)
 __device__ __forceinline__ int take_rank_part(int* slot) {
   const int r = *reinterpret_cast<volatile int*>(slot);
   if (r != 0) *reinterpret_cast<volatile int*>(slot) = 0;
@@ -310,7 +313,7 @@ __device__ __forceinline__ int take_rank_part(int* slot) {
 
 // One staging buffer (BM 80 at head_dim 128): one writer, stride 1, and always the early release (the buffer back
 // at `.read`, so that the MMA warps can stage the next tile while this one's adds complete).
-template <int D, int BM, bool kSplit, bool kWRank>
+template <int D, int BM, bool kSplit, int kWRank>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, int* s_rank, const DqMeta* mailbox, int first, int stride) {
   using L = Sm90BwdSmem<D, BM>;
@@ -330,7 +333,10 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
       break;
     }
     const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j;
-    const int rank = kSplit ? take_rank_part(s_rank + buf) : kWRank ? M.shift_rank(mi, mj) : vm->rank;
+    const int rank = kSplit                ? take_rank_part(s_rank + buf)
+                     : kWRank == kWRankShift ? M.shift_rank(mi, mj)
+                     : kWRank == kWRankSym   ? M.symshift_rank(mi, mj)
+                                             : vm->rank;
     int* sem = p.dq_sem + dq_sem_index(M, mb, mhq, mi);
     float* dst = dq_accum_tile<D, BM>(p, M, mb, mhq, mi);
     if (ordered) {
@@ -364,7 +370,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
 // so one writer keeps two bulk reduces in flight. Deadlock rule: never block while a release
 // is owed. Before any blocking wait (the next staged partial, the next tile's semaphore) the
 // owed tile is finished unless a non-blocking probe shows the wait would fall through.
-template <int D, bool kSplit, bool kWRank>
+template <int D, bool kSplit, int kWRank>
 __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                                   int* s_reduced, int* s_rank, const DqMeta* mailbox) {
   using L = Sm90BwdSmem<D>;
@@ -400,7 +406,10 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
       break;
     }
     const int mb = vm->b, mhq = vm->hq, mi = vm->i, mj = vm->j;
-    const int rank = kSplit ? take_rank_part(s_rank + buf) : kWRank ? M.shift_rank(mi, mj) : vm->rank;
+    const int rank = kSplit                ? take_rank_part(s_rank + buf)
+                     : kWRank == kWRankShift ? M.shift_rank(mi, mj)
+                     : kWRank == kWRankSym   ? M.symshift_rank(mi, mj)
+                                             : vm->rank;
     // Kept as an int (one register fewer in the 40-register warp): < 2^31, one int each in the workspace.
     const int sem_idx = static_cast<int>(dq_sem_index(M, mb, mhq, mi));
     int* sem = p.dq_sem + sem_idx;
@@ -771,7 +780,7 @@ __device__ __forceinline__ void compute_ds(float (&dp)[8 * kKS], const uint32_t 
 // MMA warpgroups are no longer in lockstep: one may run up to about a step ahead, its softmax
 // and dS math overlapping the other's GEMMs (as the forward's ping-pong does). Same GEMMs on the
 // same operands in the same order per tile: the same bits as kLag = false.
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, bool kWRank = false>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -919,11 +928,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                                  sw128_desc_step<1024>(b_lo, kstep(kk, sm90::subtile_bytes(BM))), kk > 0 ? 1 : 0);
     ptx::wgmma_commit_group();
   };
-  // The Q tile of step tt (schedule.h visit). kWRank (full-mask shift with the closed-form rank:
+  // The Q tile of step tt (schedule.h visit). kWRankShift (full-mask shift with the closed-form rank:
   // start_stride 1, n <= m, every KV tile sees every Q tile, one side, KV tile = slot): (slot + tt)
   // mod m, without visit()'s general case and its modulo at the top of every step.
   auto visit_of = [&](int sl, int sd, int tt) -> int {
-    if constexpr (kWRank) {
+    if constexpr (kWRank == kWRankShift) {
       const int v = sl + tt;
       return v >= M.m ? v - M.m : v;
     }
@@ -932,7 +941,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The position of (Q tile ii, KV tile jj) in dQ tile ii's accumulation chain (schedule.h), as in
   // the sm80 writer; warp-uniform, meaningful in the warp that writes the mailbox.
   auto rank_of = [&](int ii, int jj) -> int {
-    if constexpr (kWRank) return 0;  // the writer computes it (M.shift_rank)
+    if constexpr (kWRank != 0) return 0;  // the writer computes it (M.shift_rank / M.symshift_rank)
     if (!M.deterministic()) return 0;
     return M.rank_needs_loop() ? __reduce_add_sync(0xffffffffu, M.rank_partial(ii, jj, lane_id(), 32)) : M.rank(ii, jj);
   };
@@ -1367,14 +1376,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, bool kWRank = false>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0>
 cudaError_t set_smem_attr() {
   return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(Sm90BwdSmem<D, BM>::kDynamicBytes));
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, bool kWRank = false>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
   cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>();
   if (err != cudaSuccess) return err;
@@ -1413,18 +1422,19 @@ struct MainLauncher {
     const bool lean = bwd_sm90_producer_regs(p.model.p.block_m, D) == kProducerRegsLean;
     // The split-rank variants (kSplit) exist for each tile's default split (bwd_sm90_split_rank).
     const bool split = bwd_sm90_split_rank(p.model, D);
-    // The writer-rank variants (kWRank; full masks only): full-mask shift's closed-form rank,
-    // computed by the dQ writer (bwd_sm90_writer_rank).
+    // The writer-rank variants (kWRank): full-mask shift's closed-form rank (kWRankShift) or causal
+    // symmetric shift's (kWRankSym, 64-row tiles only), computed by the dQ writer
+    // (bwd_sm90_writer_rank).
     const bool wrank = bwd_sm90_writer_rank(p.model, D);
     if (p.model.p.block_m == kBM80) {
       if constexpr (kHasBm80Lean<T, D, C>) {
-        if (lean && wrank) return launch_main<T, D, C, false, kBM80, true, false, true>(p, maps, num_ctas, stream);
+        if (lean && wrank) return launch_main<T, D, C, false, kBM80, true, false, kWRankShift>(p, maps, num_ctas, stream);
         if (lean && split) return launch_main<T, D, C, false, kBM80, true, true>(p, maps, num_ctas, stream);
         if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
       }
       if constexpr (kHasBm80Wide<T, D, C>) {
         if constexpr (D == 64) {
-          if (!lean && wrank) return launch_main<T, D, C, false, kBM80, false, false, true>(p, maps, num_ctas, stream);
+          if (!lean && wrank) return launch_main<T, D, C, false, kBM80, false, false, kWRankShift>(p, maps, num_ctas, stream);
           if (!lean && split) return launch_main<T, D, C, false, kBM80, false, true>(p, maps, num_ctas, stream);
         }
         if (!lean) return launch_main<T, D, C, false, kBM80>(p, maps, num_ctas, stream);
@@ -1436,9 +1446,8 @@ struct MainLauncher {
       if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
     }
     if (lean) return launch_main<T, D, C, false, kBM, true>(p, maps, num_ctas, stream);
-    if constexpr (!C) {
-      if (wrank) return launch_main<T, D, C, false, kBM, false, false, true>(p, maps, num_ctas, stream);
-    }
+    // (causal: symmetric shift's closed form, DASH_BWD_WRITER_RANK_CAUSAL=1 until measured)
+    if (wrank) return launch_main<T, D, C, false, kBM, false, false, C ? kWRankSym : kWRankShift>(p, maps, num_ctas, stream);
     if (split) return launch_main<T, D, C, false, kBM, false, true>(p, maps, num_ctas, stream);
     return launch_main<T, D, C, false>(p, maps, num_ctas, stream);
   }

@@ -170,8 +170,12 @@ constexpr int kBwdSplitRankMinKvTiles80 = 64;
 // put the extra time after the rank's instructions). Variants: the tiles' default register splits
 // (80 rows: 24 / 240 at head_dim 128, 40 / 232 at 64; 64 rows: 40 / 232), not the lagged draft.
 // DASH_BWD_WRITER_RANK=0 turns it off (the one-warp or split rank as before).
+// Causal symmetric shift (ScheduleModel::symshift_rank_closed) has writer-rank variants too
+// (kWRankSym, 64-row tiles), compiled and tested on the CPU model but not yet run on a GPU: off
+// unless DASH_BWD_WRITER_RANK_CAUSAL=1.
 inline bool bwd_sm90_writer_rank_possible(const ScheduleModel& m, int head_dim) {
-  if (!m.deterministic() || !m.shift_rank_closed() || bwd_lagged_dq_enabled()) return false;
+  const bool closed = m.shift_rank_closed() || (m.symshift_rank_closed() && env_set_to_one("DASH_BWD_WRITER_RANK_CAUSAL"));
+  if (!m.deterministic() || !closed || bwd_lagged_dq_enabled()) return false;
   const int bm = m.p.block_m;
   if (bwd_sm90_producer_regs(bm, head_dim) != (bm == 80 && head_dim == 128 ? 24 : 40)) return false;
   const char* e = std::getenv("DASH_BWD_WRITER_RANK");

@@ -547,6 +547,26 @@ TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
             }
             p.num_ctas = 0;
           }
+          if (causal && sc == Schedule::kSymmetricShift) {  // kWRankSym, opt-in until measured
+            ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
+            ScopedEnv sym("DASH_BWD_WRITER_RANK_CAUSAL", "1");
+            for (int grid : {0, 31})
+              for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic}) {
+                p.num_ctas = grid;
+                p.dispatch = disp;
+                const Status st = run_sm90_bwd(pr, p, &info);
+                if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;
+                ASSERT_TRUE(st.ok()) << st.message << " " << s.str();
+                EXPECT_TRUE(info.writer_rank) << s.str() << " symmetric shift's closed form";
+                EXPECT_FALSE(info.split_rank);
+                std::vector<double> g;
+                ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
+                EXPECT_EQ(pr.grad_hash(), h_one) << s.str() << " symmetric shift writer rank, grid " << grid << " "
+                                                 << dispatch_name(disp);
+              }
+            p.num_ctas = 0;
+            p.dispatch = Dispatch::kDynamic;
+          }
           ScopedEnv on("DASH_BWD_SPLIT_RANK", "1");
           for (int grid : {0, 31})
             for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic}) {
@@ -1095,6 +1115,14 @@ TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShift) {
       {
         ScopedEnv son("DASH_BWD_SPLIT_RANK", "1");
         EXPECT_FALSE(wrank(Schedule::kShift, 4096)) << "forced split wins";
+      }
+      if (bm == 64) {  // causal symmetric shift: opt-in (DASH_BWD_WRITER_RANK_CAUSAL=1)
+        EXPECT_FALSE(wrank(Schedule::kSymmetricShift, 4096, true)) << "off by default";
+        EXPECT_TRUE(split(Schedule::kSymmetricShift, 4096, bm, d, true));
+        ScopedEnv sym("DASH_BWD_WRITER_RANK_CAUSAL", "1");
+        EXPECT_TRUE(wrank(Schedule::kSymmetricShift, 4096, true)) << d;
+        EXPECT_FALSE(split(Schedule::kSymmetricShift, 4096, bm, d, true)) << d;
+        EXPECT_FALSE(wrank(Schedule::kShift, 4096, true)) << "causal shift: no closed form";
       }
       for (Schedule sc : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kAtomic})
         EXPECT_FALSE(split(sc, 16384, bm, d)) << schedule_name(sc) << ": a closed-form rank";
