@@ -11,13 +11,8 @@
 #   PART=2: pip install + pytest, then the peers benchmark (PEERS_BUDGET_S) for the README table.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-DEST=${OUT:-$PWD/gpu-next19-logs}; O=$(mktemp -d); mkdir -p "$DEST"
-T0=$(date +%s); el() { echo "($(( $(date +%s) - T0 )) s)"; }
-export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
-unset DASH_BWD_SM90_BLOCK_M DASH_BWD_SPLIT_RANK DASH_HEAD_BLOCK DASH_DEBUG_UNORDERED DASH_BWD_WRITER_RANK \
-  DASH_BWD_WRITER_RANK_CAUSAL DASH_BWD_SM90_PRODUCER24 DASH_BWD_SM90_FP16_BM80 DASH_BWD_SM90_D64_BM80
-[ -d bins ] || tar xzf bins.tgz
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$O/machine.txt" 2>&1
+. scripts/gpu-common.sh
+gpu_setup gpu-next19
 {
 if [ "${PART:-1}" = 1 ]; then
   echo "== tests $(el)"
@@ -34,9 +29,7 @@ if [ "${PART:-1}" = 1 ]; then
   done
   python3 scripts/bench_rows.py "$O"/sym-*-r1-hdim*.json | grep -E " symmetric_shift "
 else
-  echo "== pip $(el)"
-  python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" | tee -a "$O/pip.log"
-  bash scripts/gpu-pytest-peers.sh "$O"
+  PIP_INSTALL=1 bash scripts/gpu-pytest-peers.sh "$O"
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"

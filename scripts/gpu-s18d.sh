@@ -10,13 +10,8 @@
 #    without autograd recording); pytest, then the peers benchmark (scripts/gpu-pytest-peers.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-DEST=${OUT:-$PWD/gpu-s18d-logs}; O=$(mktemp -d); mkdir -p "$DEST"
-T0=$(date +%s); el() { echo "($(( $(date +%s) - T0 )) s)"; }
-export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
-unset DASH_BWD_SM90_BLOCK_M DASH_BWD_SPLIT_RANK DASH_HEAD_BLOCK DASH_DEBUG_UNORDERED DASH_BWD_WRITER_RANK \
-  DASH_BWD_SM90_PRODUCER24 DASH_BWD_SM90_FP16_BM80 DASH_BWD_SM90_D64_BM80
-[ -d bins ] || tar xzf bins.tgz
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$O/machine.txt" 2>&1
+. scripts/gpu-common.sh
+gpu_setup gpu-s18d
 {
 echo "== pip (background) + tests $(el)"
 (python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &

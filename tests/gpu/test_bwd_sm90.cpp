@@ -532,61 +532,50 @@ TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
             ASSERT_FALSE(info.writer_rank);
             h_one = pr.grad_hash();
           }
+          // One run of p on (grid, dispatch): launched (or skipped: shift's group > grid), `check` on
+          // the launch info, every dQ element written, the one-warp rank's bits.
+          auto same_bits = [&](int grid, Dispatch disp, const char* what, auto check) {
+            p.num_ctas = grid;
+            p.dispatch = disp;
+            const Status st = run_sm90_bwd(pr, p, &info);
+            if (!st.ok() && st.code == StatusCode::kInsufficientResources) return;
+            ASSERT_TRUE(st.ok()) << st.message << " " << s.str();
+            check();
+            std::vector<double> g;
+            ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
+            EXPECT_EQ(pr.grad_hash(), h_one) << s.str() << " " << schedule_name(sc) << " " << what << ", grid " << grid
+                                             << " " << dispatch_name(disp);
+          };
           {  // the default: full-mask shift's closed-form rank in the dQ writer (kWRank)
             ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
-            for (int grid : {0, 31}) {
-              p.num_ctas = grid;
-              const Status st = run_sm90_bwd(pr, p, &info);
-              if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // shift's group > grid
-              ASSERT_TRUE(st.ok()) << st.message << " " << s.str();
-              EXPECT_EQ(info.writer_rank, !causal) << s.str() << " " << schedule_name(sc);
-              EXPECT_FALSE(info.writer_rank && info.split_rank);
-              std::vector<double> g;
-              ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
-              EXPECT_EQ(pr.grad_hash(), h_one) << s.str() << " " << schedule_name(sc) << " writer rank, grid " << grid;
-            }
-            p.num_ctas = 0;
+            for (int grid : {0, 31})
+              same_bits(grid, Dispatch::kDynamic, "writer rank", [&] {
+                EXPECT_EQ(info.writer_rank, !causal) << s.str() << " " << schedule_name(sc);
+                EXPECT_FALSE(info.writer_rank && info.split_rank);
+              });
           }
           if (causal && sc == Schedule::kSymmetricShift) {  // kWRankSym, opt-in until measured
             ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
             ScopedEnv sym("DASH_BWD_WRITER_RANK_CAUSAL", "1");
             for (int grid : {0, 31})
-              for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic}) {
-                p.num_ctas = grid;
-                p.dispatch = disp;
-                const Status st = run_sm90_bwd(pr, p, &info);
-                if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;
-                ASSERT_TRUE(st.ok()) << st.message << " " << s.str();
-                EXPECT_TRUE(info.writer_rank) << s.str() << " symmetric shift's closed form";
-                EXPECT_FALSE(info.split_rank);
-                std::vector<double> g;
-                ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
-                EXPECT_EQ(pr.grad_hash(), h_one) << s.str() << " symmetric shift writer rank, grid " << grid << " "
-                                                 << dispatch_name(disp);
-              }
-            p.num_ctas = 0;
-            p.dispatch = Dispatch::kDynamic;
+              for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic})
+                same_bits(grid, disp, "symmetric shift writer rank", [&] {
+                  EXPECT_TRUE(info.writer_rank) << s.str() << " symmetric shift's closed form";
+                  EXPECT_FALSE(info.split_rank);
+                });
           }
           ScopedEnv on("DASH_BWD_SPLIT_RANK", "1");
           for (int grid : {0, 31})
-            for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic}) {
-              p.num_ctas = grid;
-              p.dispatch = disp;
-              const Status st = run_sm90_bwd(pr, p, &info);
-              if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // shift's group > grid
-              ASSERT_TRUE(st.ok()) << st.message << " " << s.str();
-              ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
-              ASSERT_TRUE(info.split_rank) << s.str() << " " << schedule_name(sc);
-              EXPECT_EQ(info.block_m, expected_block_m(s, sc)) << s.str();
-              std::vector<double> g;
-              ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
-              EXPECT_EQ(pr.grad_hash(), h_one) << s.str() << " " << schedule_name(sc) << " grid " << grid << " "
-                                               << dispatch_name(disp);
-            }
+            for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic})
+              same_bits(grid, disp, "split rank", [&] {
+                EXPECT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
+                EXPECT_TRUE(info.split_rank) << s.str() << " " << schedule_name(sc);
+                EXPECT_EQ(info.block_m, expected_block_m(s, sc)) << s.str();
+              });
         }
       }
   {  // the default: on from 64 KV tiles, for shift and symmetric shift where the rank is a loop
-     // (causal masks); full-mask shift computes its closed-form rank in one warp
+     // (causal masks); full-mask shift gets its closed-form rank from the dQ writer
     ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
     ProblemSpec s = spec_of(DType::kBF16, 128, true, {1, 8192, 8192, 2, 2}, 9390);
     Problem pr(s);

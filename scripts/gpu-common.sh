@@ -1,0 +1,14 @@
+# Sourced by the device scripts (gpu-s18d.sh, gpu-next19.sh): `gpu_setup NAME` after
+# `cd` to the repository root sets DEST ($OUT, or ./NAME-logs), O (a fresh scratch dir), el (the
+# elapsed seconds as "(N s)"), PATH and MAX_JOBS; unsets the backward's selection switches so that
+# the defaults run; unpacks bins.tgz; records the GPU's clocks and power in $O/machine.txt.
+gpu_setup() {
+  DEST=${OUT:-$PWD/$1-logs}; O=$(mktemp -d); mkdir -p "$DEST"
+  T0=$(date +%s)
+  export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
+  unset DASH_BWD_SM90_BLOCK_M DASH_BWD_SPLIT_RANK DASH_HEAD_BLOCK DASH_DEBUG_UNORDERED DASH_BWD_WRITER_RANK \
+    DASH_BWD_WRITER_RANK_CAUSAL DASH_BWD_SM90_PRODUCER24 DASH_BWD_SM90_FP16_BM80 DASH_BWD_SM90_D64_BM80
+  [ -d bins ] || tar xzf bins.tgz
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$O/machine.txt" 2>&1
+}
+el() { echo "($(( $(date +%s) - T0 )) s)"; }
