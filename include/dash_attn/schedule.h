@@ -430,6 +430,8 @@ struct ScheduleModel {
       hi = mn(mn(ghi, T), len);
     }
     const int rr = m - rect_begin;
+    // (shift_rank's count, over the rectangle's rr tiles. Not shared through a helper: written so,
+    // the writer-rank kernels that ran on the H200 compiled to other SASS (register assignment).)
     if (side == 0 && i >= rect_begin) {
       const int c = i - rect_begin;
       const int t = c >= pj ? c - pj : rr - pj + c;

@@ -158,10 +158,9 @@ inline int bwd_sm90_producer_regs(int block_m, int head_dim = 128) {
 //    stores, where it does not spill) 0.93-0.95x at 1k-4k, 1.00x at 8k, 1.19-1.24x at 16k.
 // So on at every length, except the head_dim 128 80-row tiles: from kBwdSplitRankMinKvTiles80 KV
 // tiles; and not where the writer-rank variant runs (bwd_sm90_writer_rank: full-mask shift).
-// DASH_BWD_SPLIT_RANK=1 / 0 forces it on / off (on: also where the writer rank would run).
-// Only with the tile's default register split
-// and not with the lagged draft (no such variants). The ranks are the same numbers either way: the
-// same bits. Read on every launch (launcher and BwdLaunchInfo::split_rank).
+// DASH_BWD_SPLIT_RANK=1 / 0 forces it on / off (on: also where the writer rank would run). Only
+// where the variants exist (bwd_sm90_rank_variants_exist). The ranks are the same numbers either
+// way: the same bits. Read on every launch (launcher and BwdLaunchInfo::split_rank).
 constexpr int kBwdSplitRankMinKvTiles80 = 64;
 // Whether the writer-rank variant could run (DASH_BWD_SPLIT_RANK aside): full-mask shift with the
 // closed-form rank (ScheduleModel::shift_rank_closed), whose dQ writer computes the rank in O(1)
@@ -173,23 +172,25 @@ constexpr int kBwdSplitRankMinKvTiles80 = 64;
 // Causal symmetric shift (ScheduleModel::symshift_rank_closed) has writer-rank variants too
 // (kWRankSym, 64-row tiles), compiled and tested on the CPU model but not yet run on a GPU: off
 // unless DASH_BWD_WRITER_RANK_CAUSAL=1.
+// The rank variants (kSplit, kWRank) exist for the tile's default register split only, not for
+// the lagged draft.
+inline bool bwd_sm90_rank_variants_exist(const ScheduleModel& m, int head_dim) {
+  const bool lean80 = m.p.block_m == 80 && head_dim == 128;
+  return !bwd_lagged_dq_enabled() && bwd_sm90_producer_regs(m.p.block_m, head_dim) == (lean80 ? 24 : 40);
+}
 inline bool bwd_sm90_writer_rank_possible(const ScheduleModel& m, int head_dim) {
   const bool closed = m.shift_rank_closed() || (m.symshift_rank_closed() && env_set_to_one("DASH_BWD_WRITER_RANK_CAUSAL"));
-  if (!m.deterministic() || !closed || bwd_lagged_dq_enabled()) return false;
-  const int bm = m.p.block_m;
-  if (bwd_sm90_producer_regs(bm, head_dim) != (bm == 80 && head_dim == 128 ? 24 : 40)) return false;
+  if (!m.deterministic() || !closed || !bwd_sm90_rank_variants_exist(m, head_dim)) return false;
   const char* e = std::getenv("DASH_BWD_WRITER_RANK");
   return e == nullptr || std::strcmp(e, "0") != 0;
 }
 inline bool bwd_sm90_split_rank(const ScheduleModel& m, int head_dim) {
   const bool shifted = m.schedule == Schedule::kShift || m.schedule == Schedule::kSymmetricShift;
-  if (!m.deterministic() || !shifted || bwd_lagged_dq_enabled()) return false;
-  const int bm = m.p.block_m;
-  const bool lean80 = bm == 80 && head_dim == 128;
-  if (bwd_sm90_producer_regs(bm, head_dim) != (lean80 ? 24 : 40)) return false;
+  if (!m.deterministic() || !shifted || !bwd_sm90_rank_variants_exist(m, head_dim)) return false;
   const char* e = std::getenv("DASH_BWD_SPLIT_RANK");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "0") != 0;
   if (bwd_sm90_writer_rank_possible(m, head_dim)) return false;
+  const bool lean80 = m.p.block_m == 80 && head_dim == 128;
   return !lean80 || m.n >= kBwdSplitRankMinKvTiles80;
 }
 // The writer-rank variant runs (see bwd_sm90_writer_rank_possible); BwdLaunchInfo::writer_rank.
