@@ -103,9 +103,9 @@ struct BwdLaunchInfo {
   bool split_rank = false;  // sm90: the split dQ rank variant ran (shift / symmetric shift; with the
                             // head_dim 128 80-row tiles from 64 KV tiles; DASH_BWD_SPLIT_RANK=1/0
                             // forces; same bits either way)
-  bool writer_rank = false;  // sm90: the dQ writer computed the closed-form rank (full-mask shift;
-                             // causal symmetric shift with DASH_BWD_WRITER_RANK_CAUSAL=1, not yet
-                             // measured; DASH_BWD_WRITER_RANK=0 turns it off; same bits)
+  bool writer_rank = false;  // sm90: the dQ writer computed the closed-form rank (full-mask shift,
+                             // causal symmetric shift; DASH_BWD_WRITER_RANK=0 turns it off; same
+                             // bits)
   bool fell_back = false;
   char note[256] = {0};
 };

@@ -379,8 +379,7 @@ struct ScheduleModel {
   // tiles no narrower than Q tiles (block_n >= block_m: q_tile_begin strictly increases past its
   // zero region). Then rank() has a closed form too (symshift_rank), by the same counting as
   // shift_rank (ScheduleModel.SymmetricShiftClosedFormRank tests it against the loop). The sm90
-  // kernel's kWRankSym variants compute it in the dQ writer, opt-in (DASH_BWD_WRITER_RANK_CAUSAL=1)
-  // until measured on a GPU (docs/perf.md v18 item 11).
+  // kernel's kWRankSym variants compute it in the dQ writer (the default since docs/perf.md v19).
   DASH_HD bool symshift_rank_closed() const {
     return schedule == Schedule::kSymmetricShift && p.causal && start_stride == 1 &&
            tasks_per_head <= m - rect_begin && p.block_n >= p.block_m;

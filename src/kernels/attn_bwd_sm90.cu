@@ -1446,7 +1446,6 @@ struct MainLauncher {
       if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
     }
     if (lean) return launch_main<T, D, C, false, kBM, true>(p, maps, num_ctas, stream);
-    // (causal: symmetric shift's closed form, DASH_BWD_WRITER_RANK_CAUSAL=1 until measured)
     if (wrank) return launch_main<T, D, C, false, kBM, false, false, C ? kWRankSym : kWRankShift>(p, maps, num_ctas, stream);
     if (split) return launch_main<T, D, C, false, kBM, false, true>(p, maps, num_ctas, stream);
     return launch_main<T, D, C, false>(p, maps, num_ctas, stream);

@@ -169,9 +169,10 @@ constexpr int kBwdSplitRankMinKvTiles80 = 64;
 // put the extra time after the rank's instructions). Variants: the tiles' default register splits
 // (80 rows: 24 / 240 at head_dim 128, 40 / 232 at 64; 64 rows: 40 / 232), not the lagged draft.
 // DASH_BWD_WRITER_RANK=0 turns it off (the one-warp or split rank as before).
-// Causal symmetric shift (ScheduleModel::symshift_rank_closed) has writer-rank variants too
-// (kWRankSym, 64-row tiles), compiled and tested on the CPU model but not yet run on a GPU: off
-// unless DASH_BWD_WRITER_RANK_CAUSAL=1.
+// Causal symmetric shift with the closed-form rank (ScheduleModel::symshift_rank_closed) has
+// writer-rank variants too (kWRankSym, 64-row tiles): on by default since the eighteenth session,
+// where they ran at 1.16-1.18x the split rank at hdim 128 causal and 1.17-1.31x at hdim 64 causal,
+// 1k-16k, the same bits (docs/perf.md v19).
 // The rank variants (kSplit, kWRank) exist for the tile's default register split only, not for
 // the lagged draft.
 inline bool bwd_sm90_rank_variants_exist(const ScheduleModel& m, int head_dim) {
@@ -179,7 +180,8 @@ inline bool bwd_sm90_rank_variants_exist(const ScheduleModel& m, int head_dim) {
   return !bwd_lagged_dq_enabled() && bwd_sm90_producer_regs(m.p.block_m, head_dim) == (lean80 ? 24 : 40);
 }
 inline bool bwd_sm90_writer_rank_possible(const ScheduleModel& m, int head_dim) {
-  const bool closed = m.shift_rank_closed() || (m.symshift_rank_closed() && env_set_to_one("DASH_BWD_WRITER_RANK_CAUSAL"));
+  // (kWRankSym exists for the 64-row tiles only; causal masks never get 80-row ones)
+  const bool closed = m.shift_rank_closed() || (m.symshift_rank_closed() && m.p.block_m == 64);
   if (!m.deterministic() || !closed || !bwd_sm90_rank_variants_exist(m, head_dim)) return false;
   const char* e = std::getenv("DASH_BWD_WRITER_RANK");
   return e == nullptr || std::strcmp(e, "0") != 0;

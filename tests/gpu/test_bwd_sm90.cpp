@@ -500,8 +500,9 @@ TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
                 "1", seed);
 }
 
-// The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank) and full-mask shift's
-// closed-form rank in the writer (kWRank, kernels::bwd_sm90_writer_rank): the same ranks, so the
+// The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank) and the closed-form
+// ranks of full-mask shift and causal symmetric shift in the writer (kWRankShift / kWRankSym,
+// kernels::bwd_sm90_writer_rank): the same ranks, so the
 // same bits as the one-warp rank, at 64- and 80-row tiles, bf16 / fp16, head_dim 64 / 128, full
 // and causal masks, over grid sizes and dispatches, every gradient element written; on by default
 // for shift and symmetric shift only, from 64 KV tiles (8192 keys) with the head_dim 128 80-row tiles.
@@ -546,22 +547,15 @@ TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
             EXPECT_EQ(pr.grad_hash(), h_one) << s.str() << " " << schedule_name(sc) << " " << what << ", grid " << grid
                                              << " " << dispatch_name(disp);
           };
-          {  // the default: full-mask shift's closed-form rank in the dQ writer (kWRank)
+          {  // the default: full-mask shift's and causal symmetric shift's closed-form ranks in the
+             // dQ writer (kWRankShift, kWRankSym)
             ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
-            for (int grid : {0, 31})
-              same_bits(grid, Dispatch::kDynamic, "writer rank", [&] {
-                EXPECT_EQ(info.writer_rank, !causal) << s.str() << " " << schedule_name(sc);
-                EXPECT_FALSE(info.writer_rank && info.split_rank);
-              });
-          }
-          if (causal && sc == Schedule::kSymmetricShift) {  // kWRankSym, opt-in until measured
-            ScopedEnv clear("DASH_BWD_SPLIT_RANK", nullptr);
-            ScopedEnv sym("DASH_BWD_WRITER_RANK_CAUSAL", "1");
+            const bool closed = !causal || sc == Schedule::kSymmetricShift;
             for (int grid : {0, 31})
               for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic})
-                same_bits(grid, disp, "symmetric shift writer rank", [&] {
-                  EXPECT_TRUE(info.writer_rank) << s.str() << " symmetric shift's closed form";
-                  EXPECT_FALSE(info.split_rank);
+                same_bits(grid, disp, "writer rank", [&] {
+                  EXPECT_EQ(info.writer_rank, closed) << s.str() << " " << schedule_name(sc);
+                  EXPECT_FALSE(info.writer_rank && info.split_rank);
                 });
           }
           ScopedEnv on("DASH_BWD_SPLIT_RANK", "1");
@@ -610,7 +604,10 @@ TEST(BwdSm90SplitRank, BitwiseEqualToTheOneWarpRank) {
     ASSERT_TRUE(tested_forward(pr3).ok());
     ASSERT_TRUE(run_sm90_bwd(pr3, pr3.bwd_params(Schedule::kShift), &info).ok());
     EXPECT_TRUE(info.split_rank) << "causal, 64-row tiles: the split rank at every length";
-    EXPECT_FALSE(info.writer_rank) << "causal: no closed form";
+    EXPECT_FALSE(info.writer_rank) << "causal shift: no closed form";
+    ASSERT_TRUE(run_sm90_bwd(pr3, pr3.bwd_params(Schedule::kSymmetricShift), &info).ok());
+    EXPECT_FALSE(info.split_rank) << "causal symmetric shift: the closed form (kWRankSym)";
+    EXPECT_TRUE(info.writer_rank) << "causal symmetric shift: the closed form (kWRankSym)";
   }
 }
 
@@ -1077,9 +1074,10 @@ TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShift) {
   for (int d : {128, 64})
     for (int bm : {64, 80}) {
       EXPECT_TRUE(split(Schedule::kShift, 8192, bm, d, true)) << d << " " << bm;
-      EXPECT_TRUE(split(Schedule::kSymmetricShift, 16384, bm, d, true)) << d << " " << bm;
+      // (causal symmetric shift at 64-row tiles: the closed form in the writer instead, see below)
+      EXPECT_EQ(split(Schedule::kSymmetricShift, 16384, bm, d, true), bm != 64) << d << " " << bm;
       EXPECT_EQ(split(Schedule::kShift, 8064, bm, d, true), !(bm == 80 && d == 128)) << "63 KV tiles " << d << " " << bm;
-      EXPECT_EQ(split(Schedule::kSymmetricShift, 300, bm, d, true), !(bm == 80 && d == 128)) << d << " " << bm;
+      EXPECT_EQ(split(Schedule::kSymmetricShift, 300, bm, d, true), bm != 64 && !(bm == 80 && d == 128)) << d << " " << bm;
       // full masks: the closed-form rank (n <= m), unless the starts wrap (more KV tiles than Q tiles)
       EXPECT_FALSE(split(Schedule::kShift, 4096, bm, d)) << "closed form " << d << " " << bm;
       EXPECT_FALSE(split(Schedule::kSymmetricShift, 4096, bm, d)) << "closed form " << d << " " << bm;
@@ -1105,13 +1103,15 @@ TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShift) {
         ScopedEnv son("DASH_BWD_SPLIT_RANK", "1");
         EXPECT_FALSE(wrank(Schedule::kShift, 4096)) << "forced split wins";
       }
-      if (bm == 64) {  // causal symmetric shift: opt-in (DASH_BWD_WRITER_RANK_CAUSAL=1)
-        EXPECT_FALSE(wrank(Schedule::kSymmetricShift, 4096, true)) << "off by default";
-        EXPECT_TRUE(split(Schedule::kSymmetricShift, 4096, bm, d, true));
-        ScopedEnv sym("DASH_BWD_WRITER_RANK_CAUSAL", "1");
-        EXPECT_TRUE(wrank(Schedule::kSymmetricShift, 4096, true)) << d;
-        EXPECT_FALSE(split(Schedule::kSymmetricShift, 4096, bm, d, true)) << d;
-        EXPECT_FALSE(wrank(Schedule::kShift, 4096, true)) << "causal shift: no closed form";
+      // causal symmetric shift: its closed form in the writer at 64-row tiles (kWRankSym), the split
+      // rank otherwise (no 80-row kWRankSym; causal masks never get 80-row tiles)
+      EXPECT_EQ(wrank(Schedule::kSymmetricShift, 4096, true), bm == 64) << d << " " << bm;
+      EXPECT_EQ(split(Schedule::kSymmetricShift, 4096, bm, d, true), bm != 64 && !(bm == 80 && d == 128)) << d << " " << bm;
+      EXPECT_FALSE(wrank(Schedule::kShift, 4096, true)) << "causal shift: no closed form";
+      {
+        ScopedEnv woff("DASH_BWD_WRITER_RANK", "0");
+        EXPECT_FALSE(wrank(Schedule::kSymmetricShift, 4096, true));
+        EXPECT_TRUE(split(Schedule::kSymmetricShift, 4096, 64, d, true)) << "the split rank as before";
       }
       for (Schedule sc : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kAtomic})
         EXPECT_FALSE(split(sc, 16384, bm, d)) << schedule_name(sc) << ": a closed-form rank";
