@@ -111,6 +111,12 @@ DATA = {
                     peers_json=["docs/data/final-h200-ff7314a/peers.json"],
                     bench=["docs/data/final-h200-ff7314a/bench-hdim128.json",
                            "docs/data/final-h200-ff7314a/bench-hdim64.json"]),
+    # The eighteenth session (106791e): causal symmetric shift's closed-form rank in the dQ writer
+    # (kWRankSym) the default. Peers and `dash-attn bench` (every schedule) of the same call.
+    "106791e": dict(peers_log=None,
+                    peers_json=["docs/data/final-h200-106791e/peers.json"],
+                    bench=["docs/data/final-h200-106791e/bench-hdim128.json",
+                           "docs/data/final-h200-106791e/bench-hdim64.json"]),
 }
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]

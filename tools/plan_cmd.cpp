@@ -187,12 +187,13 @@ void set_param(dash::CostParams& cp, const std::string& name, double v) {
   else if (name == "order_penalty_slope") cp.order_penalty_slope = v;
   else if (name == "order_penalty_knee") cp.order_penalty_knee = v;
   else if (name == "order_penalty_closed") cp.order_penalty_closed = v;
+  else if (name == "order_penalty_closed_sym") cp.order_penalty_closed_sym = v;
   else if (name == "atomic_skips_latency") cp.atomic_skips_latency = integer() != 0;
   else
     throw UsageError{"--param: unknown field '" + name +
                      "' (per_sm_tflops compute_overhead_us reduce_gbytes_per_s reduce_latency_us async_reduce "
                      "stage_buffers task_overhead_us order_penalty_base order_penalty_slope order_penalty_knee "
-                     "order_penalty_closed atomic_skips_latency)"};
+                     "order_penalty_closed order_penalty_closed_sym atomic_skips_latency)"};
 }
 
 std::string shape_line(const Options& o, const TileProblem& p) {

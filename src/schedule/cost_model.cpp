@@ -38,6 +38,7 @@ CostModel CostModel::for_shape(int head_dim, int block_m, int block_n, const Cos
   m.order_penalty_slope = params.order_penalty_slope;
   m.order_penalty_knee = params.order_penalty_knee;
   m.order_penalty_closed = params.order_penalty_closed;
+  m.order_penalty_closed_sym = params.order_penalty_closed_sym;
   return m;
 }
 
@@ -58,6 +59,7 @@ double CostModel::order_width(const ScheduleModel& sm, int num_sms) {
 double CostModel::order_factor(const ScheduleModel& sm, int num_sms) const {
   if (sm.schedule != Schedule::kShift && sm.schedule != Schedule::kSymmetricShift) return 1.0;
   if (order_penalty_closed >= 0.0 && sm.shift_rank_closed()) return 1.0 + order_penalty_closed;
+  if (order_penalty_closed_sym >= 0.0 && sm.symshift_rank_closed()) return 1.0 + order_penalty_closed_sym;
   if (order_penalty_base == 0.0 && order_penalty_slope == 0.0) return 1.0;
   const double w = order_width(sm, num_sms);
   return 1.0 + order_penalty_base + order_penalty_slope * std::max(0.0, w - order_penalty_knee);
@@ -67,7 +69,7 @@ CostModel CostModel::for_schedule(const ScheduleModel& sm, int num_sms) const {
   CostModel m = *this;
   m.c = c * order_factor(sm, num_sms);
   m.order_penalty_base = m.order_penalty_slope = m.order_penalty_knee = 0.0;
-  m.order_penalty_closed = -1.0;
+  m.order_penalty_closed = m.order_penalty_closed_sym = -1.0;
   return m;
 }
 

@@ -51,6 +51,10 @@ struct CostParams {
   // instead of the formula above, whose base and slope were fitted while the rank was a loop in
   // the MMA warps. < 0 (the default): the formula for every shift.
   double order_penalty_closed = -1.0;
+  // The same for causal symmetric shift with the closed-form rank (ScheduleModel::
+  // symshift_rank_closed: the kWRankSym kernels, the default from the eighteenth session). < 0:
+  // the formula (the sweeps of kernels that computed its rank in the MMA warps).
+  double order_penalty_closed_sym = -1.0;
   // Atomic reduces skip the semaphore protocol: they take r - reduce_latency_us on the writer
   // (false in the sm80 set, where atomic pays the whole r).
   bool atomic_skips_latency = false;
@@ -99,6 +103,12 @@ struct CostParams {
 // ff7314a, Calibration.Sm90CostParamsOnWriterRank): rms log ratio error 0.075 instead of 0.141, pairs
 // in order 130/150 instead of 127/150, `auto` unchanged (23/24). 0 and 0.10 score 129 and 128 pairs.
 // The older sweeps are scored without it (their kernels computed the rank in the MMA warps).
+// order_penalty_closed_sym 0.05 (eighteenth session): causal symmetric shift with the closed-form
+// rank in the dQ writer (kWRankSym) measured 0.91-1.00 of atomic at 1k-16k (docs/data/final-h200-
+// 106791e); scored on that sweep (scripts/fit_planner.py --data 106791e, Calibration.
+// Sm90CostParamsOnSymWriterRank): rms log ratio error 0.066 instead of 0.108 with the formula,
+// pairs in order 132/150 instead of 127/150, `auto` 24/24 either way; 0.10 and 0.15: 130 and 128
+// pairs, rms 0.069 and 0.075.
 inline constexpr CostParams kSm90Params{.per_sm_tflops = 5.5,
                                         .compute_overhead_us = 0.25,
                                         .reduce_gbytes_per_s = 16.0,
@@ -110,6 +120,7 @@ inline constexpr CostParams kSm90Params{.per_sm_tflops = 5.5,
                                         .order_penalty_slope = 0.008,
                                         .order_penalty_knee = 32.0,
                                         .order_penalty_closed = 0.05,
+                                        .order_penalty_closed_sym = 0.05,
                                         .atomic_skips_latency = true};
 // The sm90 kernel's 80-row tiles (80 x 128; full masks, bwd_sm90_block_m): kSm90Params with a
 // higher per-SM rate, the only field refit (the per-step fixed costs are shared by 25% more rows,
@@ -151,6 +162,7 @@ struct CostModel {
   double order_penalty_slope = 0.0;
   double order_penalty_knee = 0.0;
   double order_penalty_closed = -1.0;
+  double order_penalty_closed_sym = -1.0;
   // Experiments only (async model): each compute takes c * (1 + jitter * z), z a seeded
   // pseudo-random standard normal per (SM, step), clamped to [0.25 c, 4 c]. 0 = deterministic
   // costs (every planner decision uses 0). Models the step-to-step variation of a real GPU.

@@ -58,7 +58,7 @@ bool same_params(const CostParams& a, const CostParams& b) {
          a.async_reduce == b.async_reduce && a.stage_buffers == b.stage_buffers &&
          a.task_overhead_us == b.task_overhead_us && a.order_penalty_base == b.order_penalty_base &&
          a.order_penalty_slope == b.order_penalty_slope && a.order_penalty_knee == b.order_penalty_knee &&
-         a.order_penalty_closed == b.order_penalty_closed &&
+         a.order_penalty_closed == b.order_penalty_closed && a.order_penalty_closed_sym == b.order_penalty_closed_sym &&
          a.atomic_skips_latency == b.atomic_skips_latency;
 }
 
@@ -563,6 +563,42 @@ const Measured kMeasuredSm90WriterRank[] = {
 // clang-format on
 const Sweep kSm90WriterRankSweep{std::begin(kMeasuredSm90WriterRank), std::end(kMeasuredSm90WriterRank), 64, 128};
 
+// The eighteenth session's kernel (106791e): as ff7314a, and causal symmetric shift's rank in
+// closed form computed by the dQ writer (kWRankSym, 64-row tiles), the default. bench/peers.py
+// (docs/data/final-h200-106791e/peers.json) combined with `dash-attn bench` of the same device
+// call (bench-hdim{128,64}.json) by scripts/fit_planner.py --data 106791e --cpp-table. Order:
+// ascending, spt, descending, shift, symmetric_shift, atomic.
+// clang-format off
+const Measured kMeasuredSm90SymWriterRank[] = {
+  {128, 512, false, {0.5516, 0.5842, 0.5508, 0.6169, 0.6169, 0.5626}},
+  {128, 1024, false, {0.8279, 0.9060, 0.8279, 0.9169, 0.9169, 0.8230}},
+  {128, 2048, false, {1.4189, 1.5543, 1.4292, 1.5112, 1.5112, 1.3909}},
+  {128, 4096, false, {2.6378, 2.9032, 2.6645, 2.8323, 2.8323, 2.5887}},
+  {128, 8192, false, {5.2577, 5.3807, 5.3389, 5.4532, 5.4532, 5.0154}},
+  {128, 16384, false, {10.7423, 10.1497, 10.4509, 10.5365, 10.5365, 9.2345}},
+  {128, 512, true, {0.5481, 0.4471, 0.4507, 0.5248, 0.4961, 0.4580}},
+  {128, 1024, true, {0.8737, 0.5910, 0.5924, 0.7024, 0.6344, 0.6068}},
+  {128, 2048, true, {1.0629, 0.8832, 0.8744, 1.0573, 0.9173, 0.9165}},
+  {128, 4096, true, {1.5925, 1.4666, 1.4290, 1.7786, 1.5030, 1.4904}},
+  {128, 8192, true, {2.7623, 2.7451, 2.6506, 3.3479, 2.7651, 2.7189}},
+  {128, 16384, true, {5.5509, 5.3562, 5.1967, 6.5999, 5.3822, 5.2649}},
+  {64, 512, false, {0.6854, 0.7427, 0.6876, 0.7835, 0.7835, 0.6690}},
+  {64, 1024, false, {1.0417, 1.1178, 0.9648, 1.0605, 1.0605, 0.9506}},
+  {64, 2048, false, {1.7669, 1.9457, 1.6410, 1.7265, 1.7265, 1.6388}},
+  {64, 4096, false, {3.2813, 3.5157, 3.0586, 3.1165, 3.1165, 3.0326}},
+  {64, 8192, false, {6.6166, 6.3812, 6.0575, 6.0417, 6.0417, 6.0529}},
+  {64, 16384, false, {13.3494, 11.9775, 12.1834, 11.6612, 11.6612, 11.7844}},
+  {64, 512, true, {0.6894, 0.5444, 0.5558, 0.7146, 0.6222, 0.5425}},
+  {64, 1024, true, {1.1304, 0.7344, 0.7522, 0.9996, 0.8191, 0.7398}},
+  {64, 2048, true, {1.4072, 1.1167, 1.1273, 1.5660, 1.2317, 1.1409}},
+  {64, 4096, true, {2.0931, 1.8642, 1.8633, 2.6895, 2.0419, 1.9070}},
+  {64, 8192, true, {3.5735, 3.3909, 3.3951, 4.9267, 3.6929, 3.4449}},
+  {64, 16384, true, {6.7448, 6.5994, 6.5642, 9.6076, 7.0997, 6.6588}},
+};
+// clang-format on
+const Sweep kSm90SymWriterRankSweep{std::begin(kMeasuredSm90SymWriterRank), std::end(kMeasuredSm90SymWriterRank), 64,
+                                    128};
+
 // The hdim-128 and hdim-64 halves of a sweep (the tables list hdim 128 first).
 std::pair<Sweep, Sweep> split_by_hdim(const Sweep& sw) {
   const Measured* mid = std::find_if(sw.begin, sw.end, [](const Measured& m) { return m.hdim == 64; });
@@ -811,7 +847,7 @@ Score merged(const Score& a, const Score& b) {
 // kernel before 99e56b6 / bea1336 / a77d6b6): the set the two older sweeps were fitted with.
 CostParams sm90_set_1f1af5c() {
   CostParams p = kSm90Params;
-  p.order_penalty_closed = -1.0;  // (every set before ff7314a: the rank a loop in the MMA warps)
+  p.order_penalty_closed = p.order_penalty_closed_sym = -1.0;  // (every set before ff7314a: the rank a loop in the MMA warps)
   p.per_sm_tflops = 6.1;
   p.compute_overhead_us = 0.655;
   p.task_overhead_us = 18.4;
@@ -839,7 +875,7 @@ CostParams sm90_set_82481fb() {
 // which the dual-writer refit replaced.
 CostParams sm90_set_e58bc06() {
   CostParams p = kSm90Params;
-  p.order_penalty_closed = -1.0;
+  p.order_penalty_closed = p.order_penalty_closed_sym = -1.0;
   p.per_sm_tflops = 5.2;
   p.compute_overhead_us = 0.40;
   p.task_overhead_us = 16.0;
@@ -858,13 +894,20 @@ CostParams sm90_set_e58bc06() {
 struct SweepScores {
   Score all, e58bc06, h128, h64;
 };
-// loop_rank: the sweep's kernel computed shift's dQ rank in the MMA warps (every sweep before
-// ff7314a), so the set is scored without its closed-form term (order_penalty_closed), which
-// describes the writer-rank kernels only.
-SweepScores score_sm90_set(const Sweep& sweep, const char* title, const char* per_hdim, bool loop_rank = true) {
+// Which closed-form ranks the sweep's kernel computed in the dQ writer: none (every sweep before
+// ff7314a: the rank in the MMA warps), full-mask shift's (ff7314a: kWRankShift), or also causal
+// symmetric shift's (from 106791e: kWRankSym). The set is scored without the closed-form terms
+// (order_penalty_closed, order_penalty_closed_sym) its kernel did not have.
+enum class Closed { kNone, kShift, kShiftAndSym };
+CostParams sm90_params_for(Closed closed) {
   CostParams p = CostParams::for_tiles(64, 128);
-  EXPECT_TRUE(same_params(p, kSm90Params));
-  if (loop_rank) p.order_penalty_closed = -1.0;
+  if (closed == Closed::kNone) p.order_penalty_closed = -1.0;
+  if (closed != Closed::kShiftAndSym) p.order_penalty_closed_sym = -1.0;
+  return p;
+}
+SweepScores score_sm90_set(const Sweep& sweep, const char* title, const char* per_hdim, Closed closed = Closed::kNone) {
+  EXPECT_TRUE(same_params(CostParams::for_tiles(64, 128), kSm90Params));
+  const CostParams p = sm90_params_for(closed);
   SweepScores r;
   r.all = score(p, sweep, print_table());
   std::printf("%s\n", title);
@@ -905,9 +948,9 @@ TEST(Calibration, Sm90CostParamsAgainstTheH200) {
   // sweep it is fitted on, kMeasuredSm90Dual (the dual-dQ-writer kernel, 250529d, the default task
   // order; scripts/fit_planner.py --data 250529d fits and scores it through `dash-attn plan` with
   // the same rules), against the set it replaced (e58bc06). Scored without the closed-form term,
-  // as every sweep before ff7314a (score_sm90_set's loop_rank).
+  // as every sweep before ff7314a (score_sm90_set with Closed::kNone).
   CostParams p = CostParams::for_tiles(64, 128);
-  p.order_penalty_closed = -1.0;
+  p.order_penalty_closed = p.order_penalty_closed_sym = -1.0;
   const SweepScores r = score_sm90_set(
       kSm90DualSweep, "sm90 set on the dual-writer kernel (250529d: peers + dash-attn bench), default task order:",
       "dual writer");
@@ -1038,12 +1081,13 @@ TEST(Calibration, Sm90CostParamsOnTakeAhead1) {
 
 TEST(Calibration, Sm90CostParamsOnWriterRank) {
   // The seventeenth session's kernel (ff7314a), kMeasuredSm90WriterRank, scored with the
-  // closed-form term (order_penalty_closed 0.05: full-mask shift at 0.99-1.13 of atomic there,
+  // shift closed-form term (not the symmetric-shift one: its kernel computed that rank in the MMA
+  // warps) (order_penalty_closed 0.05: full-mask shift at 0.99-1.13 of atomic there,
   // against the formula's 1.35+ fitted while the rank was a loop in the MMA warps).
   // DASH_CALIBRATION_TABLE=1 prints the per-schedule table and the picks.
   const SweepScores r = score_sm90_set(
       kSm90WriterRankSweep, "sm90 set on the writer-rank kernel (ff7314a: peers + dash-attn bench), default task order:",
-      "writer rank", /*loop_rank=*/false);
+      "writer rank", Closed::kShift);
   // `auto` within 3% at 12/12 and 11/12: the miss is hdim 64 full 16384, where shift (80-row tiles,
   // writer rank) measured 3.0% faster than the spt the measured long-full rule picks; the model
   // cannot put shift ahead of descending / spt at full masks (it has them at atomic's time, the
@@ -1054,12 +1098,34 @@ TEST(Calibration, Sm90CostParamsOnWriterRank) {
   EXPECT_GE(r.h128.pairs_ok, 66) << "of " << r.h128.pairs;
   EXPECT_GE(r.h64.pairs_ok, 64) << "of " << r.h64.pairs;
   EXPECT_LT(r.all.ratio_err, 0.08);
-  CostParams loop = CostParams::for_tiles(64, 128);
-  loop.order_penalty_closed = -1.0;
-  const Score without = score(loop, kSm90WriterRankSweep, false);
+  const Score without = score(sm90_params_for(Closed::kNone), kSm90WriterRankSweep, false);
   print_score("  without the closed-form term", without);
   EXPECT_LT(r.all.ratio_err, without.ratio_err) << "the term must describe this kernel better";
   EXPECT_GE(r.all.pairs_ok, without.pairs_ok);
+}
+
+TEST(Calibration, Sm90CostParamsOnSymWriterRank) {
+  // The eighteenth session's kernel (106791e), kMeasuredSm90SymWriterRank: causal symmetric shift's
+  // closed-form rank in the writer as well, scored with both closed-form terms
+  // (order_penalty_closed_sym 0.05: causal symmetric shift at 0.91-1.00 of atomic there, against
+  // the formula's 1.35+). DASH_CALIBRATION_TABLE=1 prints the per-schedule table and the picks.
+  const SweepScores r = score_sm90_set(
+      kSm90SymWriterRankSweep,
+      "sm90 set on the symmetric-shift writer-rank kernel (106791e: peers + dash-attn bench), default task order:",
+      "sym writer rank", Closed::kShiftAndSym);
+  // `auto` within 3% at 12/12 and 12/12 (descending; spt at full 16384 by the measured rule).
+  // Pairs > 3% apart in order 65/70 and 67/80 (132/150, 88%; without the symmetric-shift term
+  // 127/150); rms log ratio error 0.066 (without: 0.108).
+  EXPECT_GE(r.h128.auto_ok, 12) << r.h128.misses;
+  EXPECT_GE(r.h64.auto_ok, 12) << r.h64.misses;
+  EXPECT_GE(r.h128.pairs_ok, 65) << "of " << r.h128.pairs;
+  EXPECT_GE(r.h64.pairs_ok, 67) << "of " << r.h64.pairs;
+  EXPECT_GE(r.all.pairs_ok, 120) << "80% of " << r.all.pairs;
+  EXPECT_LT(r.all.ratio_err, 0.07);
+  const Score without = score(sm90_params_for(Closed::kShift), kSm90SymWriterRankSweep, false);
+  print_score("  without the symmetric-shift closed-form term", without);
+  EXPECT_LT(r.all.ratio_err, without.ratio_err) << "the term must describe this kernel better";
+  EXPECT_GT(r.all.pairs_ok, without.pairs_ok);
 }
 
 TEST(Calibration, DISABLED_FitSm90CostParams) {
