@@ -789,7 +789,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // computes all 64 columns (one swizzle atom wide), the other one skips GEMM 5.
   static_assert(D == 128 || D == 64, "head_dim 64 or 128");
   static_assert(!kLag || D == 128, "the lagged-dQ draft is written for head_dim 128");
-  static_assert(BM == kBM || (!kCausal && !kLag), "80-row tiles: full masks");
+  static_assert(BM == kBM || ((!kCausal || D == 64) && !kLag), "80-row tiles: full masks (causal: head_dim 64)");
   static_assert(BM == kBM || D == 128 || !kLean, "80-row tiles at head_dim 64: the 40 / 232 split only");
   static_assert(!kLean || !kLag, "the 24-register producer split is not built with the lagged-dQ draft");
   using L = Sm90BwdSmem<D, BM>;
@@ -1410,7 +1410,7 @@ cudaError_t occupancy(int* ctas_per_sm) {
 template <typename T, int D, bool C>
 constexpr bool kHasBm80Lean = D == 128 && !C;
 template <typename T, int D, bool C>
-constexpr bool kHasBm80Wide = !C && ((D == 128 && std::is_same_v<T, __nv_bfloat16>) || D == 64);
+constexpr bool kHasBm80Wide = (!C && D == 128 && std::is_same_v<T, __nv_bfloat16>) || D == 64;
 template <typename T, int D, bool C>
 constexpr bool kHasBm80 = kHasBm80Lean<T, D, C> || kHasBm80Wide<T, D, C>;
 
@@ -1433,7 +1433,7 @@ struct MainLauncher {
         if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
       }
       if constexpr (kHasBm80Wide<T, D, C>) {
-        if constexpr (D == 64) {
+        if constexpr (D == 64 && !C) {  // (causal 80-row tiles: no rank variants)
           if (!lean && wrank) return launch_main<T, D, C, false, kBM80, false, false, kWRankShift>(p, maps, num_ctas, stream);
           if (!lean && split) return launch_main<T, D, C, false, kBM80, false, true>(p, maps, num_ctas, stream);
         }

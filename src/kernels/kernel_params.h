@@ -175,13 +175,14 @@ constexpr int kBwdSplitRankMinKvTiles80 = 64;
 // 1k-16k, the same bits (docs/perf.md v19).
 // The rank variants (kSplit, kWRank) exist for the tile's default register split only, not for
 // the lagged draft.
+// Nor for the causal 80-row tiles (head_dim 64, bwd_sm90_has_bm80).
 inline bool bwd_sm90_rank_variants_exist(const ScheduleModel& m, int head_dim) {
   const bool lean80 = m.p.block_m == 80 && head_dim == 128;
+  if (m.p.causal && m.p.block_m == 80) return false;
   return !bwd_lagged_dq_enabled() && bwd_sm90_producer_regs(m.p.block_m, head_dim) == (lean80 ? 24 : 40);
 }
 inline bool bwd_sm90_writer_rank_possible(const ScheduleModel& m, int head_dim) {
-  // (kWRankSym exists for the 64-row tiles only; causal masks never get 80-row ones)
-  const bool closed = m.shift_rank_closed() || (m.symshift_rank_closed() && m.p.block_m == 64);
+  const bool closed = m.shift_rank_closed() || m.symshift_rank_closed();
   if (!m.deterministic() || !closed || !bwd_sm90_rank_variants_exist(m, head_dim)) return false;
   const char* e = std::getenv("DASH_BWD_WRITER_RANK");
   return e == nullptr || std::strcmp(e, "0") != 0;
@@ -270,8 +271,13 @@ static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm8
 //  - head_dim 64: bf16 or fp16 with the 40 / 232 split; two dQ staging buffers (153.25 KiB of smem).
 // The fp16 and head_dim 64 tiles were drafts until they passed on an H200 (sixteenth session,
 // docs/perf.md v17); DASH_BWD_SM90_FP16_BM80=0 / DASH_BWD_SM90_D64_BM80=0 switch them off.
+// Causal masks at head_dim 64 (DRAFT, eighteenth session, DASH_BWD_SM90_D64_CAUSAL_BM80=1 until
+// measured): the same 80-row kernel with the causal mask, for atomic, spt and descending only (no
+// rank variants: shift and symmetric shift keep 64-row tiles, bwd_sm90_block_m).
+inline bool bwd_sm90_d64_causal_bm80_enabled() { return env_set_to_one("DASH_BWD_SM90_D64_CAUSAL_BM80"); }
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
-  if (s.causal || bwd_lagged_dq_enabled()) return false;
+  if (bwd_lagged_dq_enabled()) return false;
+  if (s.causal && !(s.head_dim == 64 && bwd_sm90_d64_causal_bm80_enabled())) return false;
   if (s.head_dim == 64)
     return env_not_zero("DASH_BWD_SM90_D64_BM80") && bwd_sm90_producer_regs(80, 64) == 40 &&
            (s.dtype == DType::kBF16 || s.dtype == DType::kFP16);
@@ -301,8 +307,8 @@ inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
   if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
   const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "80") == 0 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
-  const bool eighty = schedule == Schedule::kAtomic || schedule == Schedule::kShift ||
-                      schedule == Schedule::kSymmetricShift ||
+  const bool shifted = schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
+  const bool eighty = schedule == Schedule::kAtomic || (shifted && !s.causal) ||
                       (s.head_dim == 64 && (schedule == Schedule::kSpt || schedule == Schedule::kDescending));
   return eighty && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen ? kBwdSm90BlockM80
                                                                                               : kBwdSm90BlockM;

@@ -223,11 +223,17 @@ class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 // The Q tile height the sm90 backward takes by default, written out here (not read from
 // kernels::bwd_sm90_block_m, which BwdSm90TileRule tests): at full masks (bf16 and fp16, head_dim
 // 64 and 128) 80 rows for atomic, shift and symmetric shift (= shift on a full mask) from 1024 rows
-// and keys, at head_dim 64 also spt and descending; else 64.
+// and keys, at head_dim 64 also spt and descending; else 64. Causal masks: 64, except at head_dim 64
+// with the DASH_BWD_SM90_D64_CAUSAL_BM80=1 draft: 80 rows for atomic, spt and descending.
+bool d64_causal_bm80_on() {
+  const char* e = std::getenv("DASH_BWD_SM90_D64_CAUSAL_BM80");
+  return e != nullptr && std::strcmp(e, "1") == 0;
+}
 int expected_block_m(const ProblemSpec& s, Schedule sc) {
-  if (s.causal) return kernels::kBwdSm90BlockM;
   const bool d64 = s.head_dim == 64;
-  const bool eighty = sc == Schedule::kAtomic || sc == Schedule::kShift || sc == Schedule::kSymmetricShift ||
+  if (s.causal && !(d64 && d64_causal_bm80_on())) return kernels::kBwdSm90BlockM;
+  const bool shifted = sc == Schedule::kShift || sc == Schedule::kSymmetricShift;
+  const bool eighty = sc == Schedule::kAtomic || (shifted && !s.causal) ||
                       (d64 && (sc == Schedule::kSpt || sc == Schedule::kDescending));
   return eighty && s.seqlen_q >= 1024 && s.seqlen_k >= 1024 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM;
 }
@@ -250,7 +256,7 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
 
   // Full masks run both Q tile heights: the default for the schedule (expected_block_m) and the
   // forced ones (DASH_BWD_SM90_BLOCK_M=80 / =64).
-  const bool has80 = !c.spec.causal;
+  const bool has80 = !c.spec.causal || (c.spec.head_dim == 64 && d64_causal_bm80_on());
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   for (const char* bm_env : {static_cast<const char*>(nullptr), "80", "64"}) {
     if (bm_env != nullptr && !has80) continue;
@@ -418,13 +424,13 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
 // ran 80 rows); not taken when the other register split is forced (`other_split`: there is no such
 // kernel) nor with env=0.
 void expect_bm80(const char* env, DType dt, int head_dim, const std::vector<Schedule>& schedules, int want_regs,
-                 const char* other_split, int seed0) {
-  ScopedEnv on(env, nullptr);
+                 const char* other_split, int seed0, bool causal = false, const char* on_value = nullptr) {
+  ScopedEnv on(env, on_value);
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   int idx = 0;
   for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 2048, 2048, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
                                     std::tuple{2, 113, 113, 4, 1}, std::tuple{2, 300, 700, 4, 1}}) {
-    ProblemSpec s = spec_of(dt, head_dim, false, {b, sq, sk, hq, hkv}, seed0 + idx++);
+    ProblemSpec s = spec_of(dt, head_dim, causal, {b, sq, sk, hq, hkv}, seed0 + idx++);
     Problem pr(s);
     const Refs& r = references(s);
     ASSERT_TRUE(tested_forward(pr).ok());
@@ -498,6 +504,25 @@ TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
     expect_bm80("DASH_BWD_SM90_D64_BM80", dt, 64,
                 {Schedule::kAtomic, Schedule::kShift, Schedule::kSpt, Schedule::kDescending, Schedule::kAscending}, 40,
                 "1", seed);
+}
+
+// DRAFT: causal 80-row tiles at head_dim 64 (DASH_BWD_SM90_D64_CAUSAL_BM80=1): atomic, spt and
+// descending from 1k by default with the draft on; ascending, shift and symmetric shift forced
+// (DASH_BWD_SM90_BLOCK_M=80: shift's rank then the one-warp loop, no rank variant at 80 causal rows).
+TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
+  REQUIRE_SM90();
+  for (auto [dt, seed] : {std::pair{DType::kBF16, 9150}, std::pair{DType::kFP16, 9250}})
+    expect_bm80("DASH_BWD_SM90_D64_CAUSAL_BM80", dt, 64,
+                {Schedule::kAtomic, Schedule::kSpt, Schedule::kDescending, Schedule::kAscending, Schedule::kShift,
+                 Schedule::kSymmetricShift},
+                40, "1", seed, /*causal=*/true, "1");
+  ScopedEnv off("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);  // off by default: 64-row causal tiles
+  ProblemSpec s = spec_of(DType::kBF16, 64, true, {1, 2048, 2048, 4, 1}, 9299);
+  Problem pr(s);
+  ASSERT_TRUE(tested_forward(pr).ok());
+  BwdLaunchInfo info;
+  ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kDescending), &info).ok());
+  EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
 }
 
 // The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank) and the closed-form
@@ -1073,11 +1098,12 @@ TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShift) {
   };
   for (int d : {128, 64})
     for (int bm : {64, 80}) {
-      EXPECT_TRUE(split(Schedule::kShift, 8192, bm, d, true)) << d << " " << bm;
-      // (causal symmetric shift at 64-row tiles: the closed form in the writer instead, see below)
-      EXPECT_EQ(split(Schedule::kSymmetricShift, 16384, bm, d, true), bm != 64) << d << " " << bm;
-      EXPECT_EQ(split(Schedule::kShift, 8064, bm, d, true), !(bm == 80 && d == 128)) << "63 KV tiles " << d << " " << bm;
-      EXPECT_EQ(split(Schedule::kSymmetricShift, 300, bm, d, true), bm != 64 && !(bm == 80 && d == 128)) << d << " " << bm;
+      // causal: 64-row tiles only (no rank variants at causal 80-row tiles, the head_dim 64 draft's);
+      // causal symmetric shift there: the closed form in the writer instead (see below)
+      EXPECT_EQ(split(Schedule::kShift, 8192, bm, d, true), bm == 64) << d << " " << bm;
+      EXPECT_FALSE(split(Schedule::kSymmetricShift, 16384, bm, d, true)) << d << " " << bm;
+      EXPECT_EQ(split(Schedule::kShift, 8064, bm, d, true), bm == 64) << "63 KV tiles " << d << " " << bm;
+      EXPECT_FALSE(split(Schedule::kSymmetricShift, 300, bm, d, true)) << d << " " << bm;
       // full masks: the closed-form rank (n <= m), unless the starts wrap (more KV tiles than Q tiles)
       EXPECT_FALSE(split(Schedule::kShift, 4096, bm, d)) << "closed form " << d << " " << bm;
       EXPECT_FALSE(split(Schedule::kSymmetricShift, 4096, bm, d)) << "closed form " << d << " " << bm;
@@ -1103,10 +1129,10 @@ TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShift) {
         ScopedEnv son("DASH_BWD_SPLIT_RANK", "1");
         EXPECT_FALSE(wrank(Schedule::kShift, 4096)) << "forced split wins";
       }
-      // causal symmetric shift: its closed form in the writer at 64-row tiles (kWRankSym), the split
-      // rank otherwise (no 80-row kWRankSym; causal masks never get 80-row tiles)
+      // causal symmetric shift: its closed form in the writer at 64-row tiles (kWRankSym); no rank
+      // variant at causal 80-row tiles
       EXPECT_EQ(wrank(Schedule::kSymmetricShift, 4096, true), bm == 64) << d << " " << bm;
-      EXPECT_EQ(split(Schedule::kSymmetricShift, 4096, bm, d, true), bm != 64 && !(bm == 80 && d == 128)) << d << " " << bm;
+      EXPECT_FALSE(split(Schedule::kSymmetricShift, 4096, bm, d, true)) << d << " " << bm;
       EXPECT_FALSE(wrank(Schedule::kShift, 4096, true)) << "causal shift: no closed form";
       {
         ScopedEnv woff("DASH_BWD_WRITER_RANK", "0");
@@ -1146,6 +1172,7 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
   ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
   ScopedEnv fp16_on("DASH_BWD_SM90_FP16_BM80", nullptr);
   ScopedEnv d64_on("DASH_BWD_SM90_D64_BM80", nullptr);
+  ScopedEnv d64c_off("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);
   ScopedEnv split_default("DASH_BWD_SM90_PRODUCER24", nullptr);
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
@@ -1181,6 +1208,28 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
   EXPECT_EQ(bm(8192, true, bf, 64, Schedule::kDescending), k64) << "causal keeps 64-row tiles";
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 64), 40);
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 128), 24);
+  {  // the causal head_dim 64 draft: atomic, spt and descending from 1024; shift / symmetric shift 64
+    ScopedEnv draft("DASH_BWD_SM90_D64_CAUSAL_BM80", "1");
+    for (DType dt : {bf, fp}) {
+      for (Schedule sc : {Schedule::kAtomic, Schedule::kSpt, Schedule::kDescending}) {
+        EXPECT_EQ(bm(8192, true, dt, 64, sc), k80) << schedule_name(sc);
+        EXPECT_EQ(bm(1000, true, dt, 64, sc), k64) << schedule_name(sc) << ": below 1024 rows";
+      }
+      for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAscending, Schedule::kAuto})
+        EXPECT_EQ(bm(8192, true, dt, 64, sc), k64) << schedule_name(sc);
+      EXPECT_EQ(bm(8192, true, dt, 128, Schedule::kDescending), k64) << "head_dim 128 causal keeps 64 rows";
+    }
+    ScopedEnv force("DASH_BWD_SM90_BLOCK_M", "80");
+    EXPECT_EQ(bm(300, true, bf, 64, Schedule::kShift), k80) << "forced";
+    TileProblem tp;
+    tp.batch = 1; tp.heads_q = 4; tp.heads_kv = 1; tp.seqlen_q = tp.seqlen_k = 4096;
+    tp.block_m = k80; tp.block_n = kernels::kBwdSm90BlockN; tp.causal = true;
+    for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift}) {
+      const ScheduleModel m = ScheduleModel::make(tp, sc);
+      EXPECT_FALSE(kernels::bwd_sm90_split_rank(m, 64)) << "no rank variants at causal 80-row tiles";
+      EXPECT_FALSE(kernels::bwd_sm90_writer_rank(m, 64)) << "no rank variants at causal 80-row tiles";
+    }
+  }
   {
     ScopedEnv force("DASH_BWD_SM90_BLOCK_M", "80");
     EXPECT_EQ(bm(300, false, bf, 128, Schedule::kDescending), k80);
