@@ -322,7 +322,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false, a.pointers_verified));
 
   // The Q tile height of the sm90 path for this shape and schedule (64 rows; 80 for some schedules
-  // at full masks from 1k, or where DASH_BWD_SM90_BLOCK_M=80 selects it: kernels::bwd_sm90_block_m;
+  // at full masks from 1k (causal: head_dim 64 atomic / spt / descending), or where
+  // DASH_BWD_SM90_BLOCK_M=80 selects it: kernels::bwd_sm90_block_m;
   // auto is resolved with that rule's tiles for kAuto); the workspace layout follows
   // it (re-laid out below if the sm80 kernel runs after all).
   const int sm90_bm = bwd_uses_sm90(s) ? kernels::bwd_sm90_block_m(s, a.schedule) : kernels::kBwdBlockM;

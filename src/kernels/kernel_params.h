@@ -264,17 +264,19 @@ constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockM80 = 80;
 constexpr int kBwdSm90BlockN = 128;
 static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm80 workspace layout");
-// Whether the sm90 backward has the 80-row Q tile variant for this case: full mask (causal keeps
-// 64-row tiles, as FlashAttention-3 does), not the lagged-dQ draft, and
+// Whether the sm90 backward has the 80-row Q tile variant for this case: full mask (causal: head_dim
+// 64 only, below), not the lagged-dQ draft, and
 //  - head_dim 128: bf16 (both register splits), or fp16 while the 24 / 240 split is on (the fp16
 //    tile spilled at 232 registers, compiles clean at 240);
 //  - head_dim 64: bf16 or fp16 with the 40 / 232 split; two dQ staging buffers (153.25 KiB of smem).
 // The fp16 and head_dim 64 tiles were drafts until they passed on an H200 (sixteenth session,
 // docs/perf.md v17); DASH_BWD_SM90_FP16_BM80=0 / DASH_BWD_SM90_D64_BM80=0 switch them off.
-// Causal masks at head_dim 64 (DRAFT, eighteenth session, DASH_BWD_SM90_D64_CAUSAL_BM80=1 until
-// measured): the same 80-row kernel with the causal mask, for atomic, spt and descending only (no
-// rank variants: shift and symmetric shift keep 64-row tiles, bwd_sm90_block_m).
-inline bool bwd_sm90_d64_causal_bm80_enabled() { return env_set_to_one("DASH_BWD_SM90_D64_CAUSAL_BM80"); }
+// Causal masks at head_dim 64 (eighteenth session; DASH_BWD_SM90_D64_CAUSAL_BM80=0 switches it off):
+// the same 80-row kernel with the causal mask, for atomic, spt and descending only (no rank
+// variants: shift and symmetric shift keep 64-row tiles, bwd_sm90_block_m). Measured on the H200
+// (80 / 64 rows, bf16, 1k-16k, 2 interleaved rounds, docs/perf.md v19): descending 1.017-1.124x,
+// spt 1.047-1.118x, atomic 1.039-1.087x; the whole GPU suite passed with it (470 tests).
+inline bool bwd_sm90_d64_causal_bm80_enabled() { return env_not_zero("DASH_BWD_SM90_D64_CAUSAL_BM80"); }
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   if (bwd_lagged_dq_enabled()) return false;
   if (s.causal && !(s.head_dim == 64 && bwd_sm90_d64_causal_bm80_enabled())) return false;
@@ -290,9 +292,9 @@ inline bool bwd_sm90_has_bm80(const AttnShape& s) {
 constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 // The Q tile height of the sm90 backward for `s` under `schedule`, where bwd_sm90_has_bm80(s):
 //  - DASH_BWD_SM90_BLOCK_M=80 / any other value: 80- / 64-row tiles for every schedule;
-//  - unset: 80 rows for atomic, shift and symmetric shift (= shift on a full mask), and at head_dim
-//    64 also spt and descending, when seqlen_q and seqlen_k are >= kBwdSm90Bm80MinSeqlen; else 64
-//    (ascending, auto, spt and descending at head_dim 128).
+//  - unset: 80 rows for atomic, shift and symmetric shift (= shift on a full mask; not causal), and
+//    at head_dim 64 also spt and descending, when seqlen_q and seqlen_k are >= kBwdSm90Bm80MinSeqlen;
+//    else 64 (ascending, auto, spt and descending at head_dim 128; every causal case at 128).
 // Measured on the H200 (80 against 64 rows, full masks, 1k-16k; docs/perf.md v16, v17):
 //  - head_dim 128 bf16: atomic 1.02-1.10x, shift 1.06-1.17x, descending 0.86-0.98x (its ordered
 //    dQ chain waits for the one staging buffer's writer: v14);

@@ -224,10 +224,10 @@ class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 // kernels::bwd_sm90_block_m, which BwdSm90TileRule tests): at full masks (bf16 and fp16, head_dim
 // 64 and 128) 80 rows for atomic, shift and symmetric shift (= shift on a full mask) from 1024 rows
 // and keys, at head_dim 64 also spt and descending; else 64. Causal masks: 64, except at head_dim 64
-// with the DASH_BWD_SM90_D64_CAUSAL_BM80=1 draft: 80 rows for atomic, spt and descending.
+// (unless DASH_BWD_SM90_D64_CAUSAL_BM80=0): 80 rows for atomic, spt and descending.
 bool d64_causal_bm80_on() {
   const char* e = std::getenv("DASH_BWD_SM90_D64_CAUSAL_BM80");
-  return e != nullptr && std::strcmp(e, "1") == 0;
+  return e == nullptr || std::strcmp(e, "0") != 0;
 }
 int expected_block_m(const ProblemSpec& s, Schedule sc) {
   const bool d64 = s.head_dim == 64;
@@ -506,21 +506,29 @@ TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
                 "1", seed);
 }
 
-// DRAFT: causal 80-row tiles at head_dim 64 (DASH_BWD_SM90_D64_CAUSAL_BM80=1): atomic, spt and
-// descending from 1k by default with the draft on; ascending, shift and symmetric shift forced
-// (DASH_BWD_SM90_BLOCK_M=80: shift's rank then the one-warp loop, no rank variant at 80 causal rows).
+// Causal 80-row tiles at head_dim 64: atomic, spt and descending from 1k by default; ascending,
+// shift and symmetric shift forced (DASH_BWD_SM90_BLOCK_M=80: shift's rank then the one-warp loop,
+// no rank variant at 80 causal rows); DASH_BWD_SM90_D64_CAUSAL_BM80=0 switches them off.
 TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
   for (auto [dt, seed] : {std::pair{DType::kBF16, 9150}, std::pair{DType::kFP16, 9250}})
     expect_bm80("DASH_BWD_SM90_D64_CAUSAL_BM80", dt, 64,
                 {Schedule::kAtomic, Schedule::kSpt, Schedule::kDescending, Schedule::kAscending, Schedule::kShift,
                  Schedule::kSymmetricShift},
-                40, "1", seed, /*causal=*/true, "1");
-  ScopedEnv off("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);  // off by default: 64-row causal tiles
+                40, "1", seed, /*causal=*/true);
+  ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
   ProblemSpec s = spec_of(DType::kBF16, 64, true, {1, 2048, 2048, 4, 1}, 9299);
   Problem pr(s);
   ASSERT_TRUE(tested_forward(pr).ok());
   BwdLaunchInfo info;
+  {
+    ScopedEnv on("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);
+    ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kDescending), &info).ok());
+    EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM80) << "the default";
+    ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kAuto), &info).ok());
+    EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM80) << "auto runs descending with its tiles";
+  }
+  ScopedEnv off("DASH_BWD_SM90_D64_CAUSAL_BM80", "0");
   ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kDescending), &info).ok());
   EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
 }
@@ -1172,7 +1180,7 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
   ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
   ScopedEnv fp16_on("DASH_BWD_SM90_FP16_BM80", nullptr);
   ScopedEnv d64_on("DASH_BWD_SM90_D64_BM80", nullptr);
-  ScopedEnv d64c_off("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);
+  ScopedEnv d64c_on("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);
   ScopedEnv split_default("DASH_BWD_SM90_PRODUCER24", nullptr);
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
@@ -1190,7 +1198,8 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
       EXPECT_EQ(bm(1024, false, dt, d, sc), k80) << kind << schedule_name(sc);
       EXPECT_EQ(bm(1000, false, dt, d, sc), k64) << kind << schedule_name(sc) << ": below 1024 rows";
       EXPECT_EQ(bm(4096, false, dt, d, sc, 1000), k64) << kind << schedule_name(sc) << ": below 1024 keys";
-      EXPECT_EQ(bm(4096, true, dt, d, sc), k64) << kind << schedule_name(sc) << ": causal keeps 64-row tiles";
+      EXPECT_EQ(bm(4096, true, dt, d, sc), d == 64 && sc == Schedule::kAtomic ? k80 : k64)
+          << kind << schedule_name(sc) << ": causal keeps 64-row tiles except at head_dim 64 (not the shifts)";
     }
     for (Schedule sc : {Schedule::kAscending, Schedule::kAuto})
       EXPECT_EQ(bm(16384, false, dt, d, sc), k64) << kind << schedule_name(sc);
@@ -1205,11 +1214,15 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
   EXPECT_EQ(bm(8192, false, fp, 64, Schedule::kDescending), k80);
   EXPECT_EQ(bm(1000, false, bf, 64, Schedule::kDescending), k64) << "below 1024 rows";
   EXPECT_EQ(bm(8192, false, bf, 64, Schedule::kDescending, 1000), k64) << "below 1024 keys";
-  EXPECT_EQ(bm(8192, true, bf, 64, Schedule::kDescending), k64) << "causal keeps 64-row tiles";
+  EXPECT_EQ(bm(8192, true, bf, 64, Schedule::kDescending), k80) << "causal head_dim 64: 80 rows too";
+  {
+    ScopedEnv off("DASH_BWD_SM90_D64_CAUSAL_BM80", "0");
+    EXPECT_EQ(bm(8192, true, bf, 64, Schedule::kDescending), k64) << "switched off";
+    EXPECT_EQ(bm(8192, false, bf, 64, Schedule::kDescending), k80) << "full masks unaffected";
+  }
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 64), 40);
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 128), 24);
-  {  // the causal head_dim 64 draft: atomic, spt and descending from 1024; shift / symmetric shift 64
-    ScopedEnv draft("DASH_BWD_SM90_D64_CAUSAL_BM80", "1");
+  {  // causal head_dim 64: atomic, spt and descending from 1024; shift / symmetric shift 64
     for (DType dt : {bf, fp}) {
       for (Schedule sc : {Schedule::kAtomic, Schedule::kSpt, Schedule::kDescending}) {
         EXPECT_EQ(bm(8192, true, dt, 64, sc), k80) << schedule_name(sc);
