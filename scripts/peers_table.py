@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The README's peers table and the issue-4 ratio ranges from a bench/peers.py JSON file.
-  peers_table.py PEERS.json [--points 128:full:2048,...]   (default: the README's 11 points)
+"""The README's peers table and the issue-4 ratio ranges from bench/peers.py JSON files.
+  peers_table.py PEERS.json [MORE.json ...] [--points 128:full:2048,...]   (default: the README's 11 points)
+A point missing from the first file is taken from the next file that has it (a run cut by its
+budget completed by an earlier one); the table then names the file of each such point.
 Prints the markdown table (backward TFLOP/s; best deterministic = the best explicit deterministic
 schedule), then per (hdim, mask) the ranges of best det / cuDNN, / Flex, / atomic, the count of
 points where `auto` is within 3% of the best, and forward / cuDNN per seqlen; then shift,
@@ -11,11 +13,15 @@ import json
 README_POINTS = ("128:full:2048,128:full:8192,128:full:16384,128:causal:2048,128:causal:8192,128:causal:16384,"
                  "64:full:1024,64:full:4096,64:full:16384,64:causal:1024,64:causal:16384")
 ap = argparse.ArgumentParser()
-ap.add_argument("peers")
+ap.add_argument("peers", nargs="+")
 ap.add_argument("--points", default=README_POINTS)
 a = ap.parse_args()
-res = json.load(open(a.peers))["results"]
-by = {(r["hdim"], r["mask"], r["seqlen"]): r for r in res}
+by, src = {}, {}
+for i, path in enumerate(a.peers):
+    for r in json.load(open(path))["results"]:
+        key = (r["hdim"], r["mask"], r["seqlen"])
+        if key not in by:
+            by[key], src[key] = r, i
 
 
 def tf(r, impl):
@@ -34,9 +40,13 @@ for p in a.points.split(","):
     h, m, s = p.split(":")
     r = by[(int(h), m, int(s))]
     q = r["ratios"]
-    print(f"| {h} | {m} | {k(int(s))} | {tf(r, 'cudnn'):.0f} | {tf(r, 'flex'):.0f} | {tf(r, 'flash'):.0f} | "
+    mark = "*" * src[(int(h), m, int(s))]
+    print(f"| {h} | {m} | {k(int(s))}{mark} | {tf(r, 'cudnn'):.0f} | {tf(r, 'flex'):.0f} | {tf(r, 'flash'):.0f} | "
           f"{tf(r, 'dash:atomic'):.0f} | {q['best_det_schedule']} {q['best_det_bwd_tflops']:.0f} | "
-          f"{q['best_det_vs_cudnn_bwd']:.2f} | {q['best_det_vs_flex_bwd']:.2f} | {q['best_det_vs_atomic']:.2f} |")
+          f"{q['best_det_vs_cudnn_bwd']:.2f} | {q['best_det_vs_flex_bwd']:.2f} | {q['best_det_vs_atomic']:.2f} |"
+          )
+for i, path in enumerate(a.peers[1:], 1):
+    print(f"\n{'*' * i}: from {path}")
 for h in (128, 64):
     for m in ("full", "causal"):
         rs = [by[(h, m, s)] for s in sorted(s for (hh, mm, s) in by if hh == h and mm == m)]

@@ -171,7 +171,7 @@ constexpr int kBwdSplitRankMinKvTiles80 = 64;
 // DASH_BWD_WRITER_RANK=0 turns it off (the one-warp or split rank as before).
 // Causal symmetric shift with the closed-form rank (ScheduleModel::symshift_rank_closed) has
 // writer-rank variants too (kWRankSym, 64-row tiles): on by default since the eighteenth session,
-// where they ran at 1.16-1.18x the split rank at hdim 128 causal and 1.17-1.31x at hdim 64 causal,
+// where they ran at 1.08-1.17x the split rank at hdim 128 causal and 1.16-1.31x at hdim 64 causal,
 // 1k-16k, the same bits (docs/perf.md v19).
 // The rank variants (kSplit, kWRank) exist for the tile's default register split only, not for
 // the lagged draft.
