@@ -75,14 +75,18 @@ Schedule recommend_from(const std::vector<PlanRow>& rows) {
 
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob) {
   const Schedule pick = recommend_from(rows);
-  if (prob.causal || prob.block_n < 128 || prob.n_tiles() < kSptLongFullTiles) return pick;
+  if (prob.block_n < 128) return pick;
+  const bool long_full = !prob.causal && prob.n_tiles() >= kSptLongFullTiles;
+  const bool short_causal = prob.causal && prob.n_tiles() <= kSptShortCausalTiles;
+  if (!long_full && !short_causal) return pick;
   double pick_ms = std::numeric_limits<double>::infinity(), spt_ms = pick_ms;
   for (const PlanRow& r : rows) {
     if (!r.feasible || !r.deterministic) continue;
     if (r.schedule == pick) pick_ms = r.makespan;
     if (r.schedule == Schedule::kSpt) spt_ms = r.makespan;
   }
-  return spt_ms <= pick_ms * (1.0 + kSptLongFullModelGap) ? Schedule::kSpt : pick;
+  const double gap = long_full ? kSptLongFullModelGap : kSptShortCausalModelGap;
+  return spt_ms <= pick_ms * (1.0 + gap) ? Schedule::kSpt : pick;
 }
 
 Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, Dispatch dispatch) {

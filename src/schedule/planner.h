@@ -59,6 +59,15 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
 // is up to 7% slower.
 constexpr int kSptLongFullTiles = 128;
 constexpr double kSptLongFullModelGap = 0.03;
+// The same on short causal masks (docs/schedules.md, "Short causal masks"): at most
+// kSptShortCausalTiles KV tiles per head of >= 128 keys, spt replaces the model's pick when the
+// model puts it within kSptShortCausalModelGap. On the H200 at causal 512 and 1024, spt ran
+// 0.2-2.4% faster than descending at every point of the ff7314a and 106791e sweeps (hdim 128 and
+// 64; peers and `dash-attn bench` combined) and 4.7% faster at hdim 64 1024 once both ran 80-row
+// tiles (6546a58: `auto`, descending, was 0.948 of spt there); the model has spt 0.7-2.5% behind.
+// At 2048 descending is as often ahead (hdim 128: 1.0%).
+constexpr int kSptShortCausalTiles = 8;
+constexpr double kSptShortCausalModelGap = 0.03;
 // Predicted backward time (the cost model's unit, microseconds for for_shape); kAuto is
 // resolved with recommend(). +inf when the schedule cannot run on num_sms.
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

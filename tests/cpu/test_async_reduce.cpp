@@ -931,9 +931,10 @@ SweepScores score_sm90_set(const Sweep& sweep, const char* title, const char* pe
 // within 4% on average at each head dim, at least `pairs128` / `pairs64` of the pairs the GPU
 // separates by more than 3% in the same order, the measured best ranked first at >= `top1`
 // points, and better than the e58bc06 set on the fit's criterion and in absolute time.
-void expect_sm90_scores(const SweepScores& r, int pairs128, int pairs64, int top1) {
+// auto64: `auto`'s count at hdim 64 (12 unless the sweep has a known artefact, see the caller).
+void expect_sm90_scores(const SweepScores& r, int pairs128, int pairs64, int top1, int auto64 = 12) {
   EXPECT_GE(r.h128.auto_ok, 12) << r.h128.misses;
-  EXPECT_GE(r.h64.auto_ok, 12) << r.h64.misses;
+  EXPECT_GE(r.h64.auto_ok, auto64) << r.h64.misses;
   EXPECT_LT(r.h128.atomic_err, 0.04);
   EXPECT_LT(r.h64.atomic_err, 0.04);
   EXPECT_GE(r.h128.pairs_ok, pairs128) << "of " << r.h128.pairs;
@@ -954,17 +955,21 @@ TEST(Calibration, Sm90CostParamsAgainstTheH200) {
   const SweepScores r = score_sm90_set(
       kSm90DualSweep, "sm90 set on the dual-writer kernel (250529d: peers + dash-attn bench), default task order:",
       "dual writer");
-  // `auto` within 3% of the measured best at 12/12 and 12/12: descending everywhere except full
+  // `auto` within 3% of the measured best at 12/12 and 11/12: descending everywhere except full
   // 16384, where the measured rule (plan::kSptLongFullTiles, docs/schedules.md "Long full masks")
   // picks spt. Without the rule (the model alone, as when the set was fitted) 11/12 and 11/12: spt
   // is 5.4% and 9.8% faster than descending there, and no parameter of this model structure puts
-  // it ahead (the model has them within 1.5%, descending first).
+  // it ahead (the model has them within 1.5%, descending first). The hdim 64 miss is hdim 64 causal
+  // 1024, where the short-causal rule (plan::kSptShortCausalTiles, eighteenth session) picks spt and
+  // this table has descending 4.9% faster: an artefact of its combination (that point's descending
+  // peers row was dropped as disturbed, the table then scales bench by 1.042 for descending but
+  // keeps spt's slower peers rows): both sources alone have spt faster there (bench 1.7%, peers 6.2%).
   // Atomic is the compute fit (c + per-side cost): 2.0% and 2.5% when fitted (the e58bc06 set:
   // 11.4% and 17.0%, the kernel got faster). Pairs the GPU separates by more than 3%, in the same
   // order: 74/79 and 73/76 (147/155, 95%) when fitted; the goal is 80%. Better than the set it
   // replaced on the criterion of the fit (same `auto` count, 147 pairs instead of 145, rms log
   // ratio error 0.089 instead of 0.094) and in absolute time.
-  expect_sm90_scores(r, 74, 73, 16);
+  expect_sm90_scores(r, 74, 73, 16, /*auto64=*/11);
   EXPECT_LT(r.all.ratio_err, r.e58bc06.ratio_err);
 
   // The single-writer kernel's sweep (a77d6b6): the e58bc06 set, fitted on it, keeps its scores
@@ -1069,8 +1074,8 @@ TEST(Calibration, Sm90CostParamsOnTakeAhead1) {
   const SweepScores r = score_sm90_set(
       kSm90Ahead1Sweep, "sm90 set on the take-ahead-1 kernel (9dd59e9: peers + dash-attn bench), default task order:",
       "take-ahead 1");
-  // `auto` within 3% of the measured best at 12/12 and 12/12 (descending, spt at full 16384 by the
-  // measured rule). The model alone: 12/12 and 11/12, the miss hdim 64 full 16384, spt 3.1% faster
+  // `auto` within 3% of the measured best at 12/12 and 12/12 (descending, spt at full 16384 and at
+  // causal 512 / 1024 by the measured rules). The model alone: 12/12 and 11/12, the miss hdim 64 full 16384, spt 3.1% faster
   // (peers 4.6%, bench 1.6%, each against its mean of the descending and auto rows); the model
   // ties them within 0.05%, as on the dual-writer sweep. Atomic 2.4% and 2.4%. Pairs the GPU
   // separates by more than 3%, in the same order: 75/80 and 74/76 (149/156, 96%); the goal is 80%.
@@ -1113,8 +1118,8 @@ TEST(Calibration, Sm90CostParamsOnSymWriterRank) {
       kSm90SymWriterRankSweep,
       "sm90 set on the symmetric-shift writer-rank kernel (106791e: peers + dash-attn bench), default task order:",
       "sym writer rank", Closed::kShiftAndSym);
-  // `auto` within 3% at 12/12 and 12/12 (descending; spt at full 16384 by the measured rule).
-  // Pairs > 3% apart in order 65/70 and 67/80 (132/150, 88%; without the symmetric-shift term
+  // `auto` within 3% at 12/12 and 12/12 (descending; spt at full 16384 and at causal 512 / 1024 by
+  // the measured rules). Pairs > 3% apart in order 65/70 and 67/80 (132/150, 88%; without the symmetric-shift term
   // 127/150); rms log ratio error 0.066 (without: 0.108).
   EXPECT_GE(r.h128.auto_ok, 12) << r.h128.misses;
   EXPECT_GE(r.h64.auto_ok, 12) << r.h64.misses;

@@ -276,6 +276,39 @@ TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
   }
 }
 
+// The second measured rule (plan::kSptShortCausalTiles, docs/schedules.md "Short causal masks"):
+// spt on causal masks of <= 8 KV tiles of >= 128 keys when the model has it within 3%; not at 2048,
+// not on full masks, not with the sm80 tiles.
+TEST(Planner, SptOnShortCausalMasksOfTheSm90Tiles) {
+  auto problem = [](int hdim, int seqlen, bool causal, int block_n) {
+    TileProblem p;
+    p.batch = 16384 / seqlen;
+    p.heads_q = p.heads_kv = 2048 / hdim;
+    p.seqlen_q = p.seqlen_k = seqlen;
+    p.block_m = 64;
+    p.block_n = block_n;
+    p.causal = causal;
+    return p;
+  };
+  auto cost = [](int hdim, int block_n) {
+    return CostModel::for_shape(hdim, 64, block_n, CostParams::for_tiles(64, block_n));
+  };
+  for (int hdim : {128, 64})
+    for (int seqlen : {512, 1024}) {
+      const TileProblem p = problem(hdim, seqlen, true, 128);
+      const auto rows = plan::plan_all(p, cost(hdim, 128), 132, Dispatch::kDynamic);
+      EXPECT_NE(plan::recommend_from(rows), Schedule::kSpt) << "hdim " << hdim << " " << seqlen << ": the rule is moot";
+      EXPECT_EQ(plan::recommend_from(rows, p), Schedule::kSpt) << "hdim " << hdim << " " << seqlen;
+      EXPECT_EQ(plan::recommend(p, cost(hdim, 128), 132), Schedule::kSpt) << "hdim " << hdim << " " << seqlen;
+      for (const TileProblem& q : {problem(hdim, 2048, true, 128), problem(hdim, seqlen, false, 128),
+                                   problem(hdim, seqlen, true, 64)}) {
+        const auto r = plan::plan_all(q, cost(hdim, q.block_n), 132, Dispatch::kDynamic);
+        EXPECT_EQ(plan::recommend_from(r, q), plan::recommend_from(r))
+            << "hdim " << hdim << " seqlen " << q.seqlen_k << (q.causal ? " causal" : " full") << " block_n " << q.block_n;
+      }
+    }
+}
+
 TEST(CostModel, DefaultsAreSensible) {
   const CostModel m = CostModel::for_shape(128, 64, 64);
   EXPECT_GT(m.c, 0.5);
