@@ -3,7 +3,7 @@
 # the background with "pip rc N" as the last line of OUTDIR/pip.log): pytest (tests/python), then
 # the peers benchmark (scripts/bench-python.sh, PEERS_BUDGET_S, PEERS_ARGS) and its ratio tables.
 # PIP_INSTALL=1: run the install first (MAX_JOBS from the caller).
-# Used by gpu-final17.sh, gpu-next18.sh, gpu-s18d.sh, gpu-next19.sh and gpu-s19.sh.
+# Used by gpu-final17.sh, gpu-next18.sh, gpu-s18d.sh, gpu-next19.sh, gpu-s19.sh and gpu-next20.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 O=$1

@@ -719,7 +719,9 @@ __device__ __forceinline__ uint64_t sw128_desc_step(uint32_t lo0, uint32_t bytes
 // FFMAs waited on these loads: short-scoreboard stalls, 8% of the MMA warps' samples at bea1336;
 // the gain of this early load was not separable from noise in the a77d6b6 A/B).
 // kNG: 8-column groups of the accumulator (8: m64n64; 10: m64n80, the 80-row tile).
-template <bool kMask, bool kCausal, int kFmaEvery, int kNG = 8>
+// kOpaqueLim: q_lim through opaque() as well (the causal 80-row tile at head_dim 128: ptxas hoisted
+// q_lim - 2 quad to the kernel's top and spilled it, 4 B; the other kernels keep their code).
+template <bool kMask, bool kCausal, int kFmaEvery, int kNG = 8, bool kOpaqueLim = false>
 __device__ __forceinline__ void compute_p(float (&s)[4 * kNG], const float* sLse, const float2 (&lse01)[2], int key_row0,
                                           int q_row0, int q_lim, int k_lim, int diag, float scale_log2, int quad) {
   // The mask bounds relative to this thread's first row and key (654eaff), through opaque
@@ -728,6 +730,7 @@ __device__ __forceinline__ void compute_p(float (&s)[4 * kNG], const float* sLse
   // ~190 instructions there, ncu source page at bea1336), interior tiles included.
   int q_end = 0, k_end = 0, c_off = 0;
   if constexpr (kMask) {
+    if constexpr (kOpaqueLim) q_lim = static_cast<int>(opaque(static_cast<uint32_t>(q_lim)));
     q_end = static_cast<int>(opaque(static_cast<uint32_t>(q_lim - q_row0 - 2 * quad)));  // qc - 2 quad < q_end
     k_end = static_cast<int>(opaque(static_cast<uint32_t>(k_lim - key_row0)));           // 8 h < k_end
     c_off = static_cast<int>(opaque(static_cast<uint32_t>(q_row0 + diag - key_row0 + 2 * quad)));  // 8 h <= qc0 + c_off
@@ -789,7 +792,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // computes all 64 columns (one swizzle atom wide), the other one skips GEMM 5.
   static_assert(D == 128 || D == 64, "head_dim 64 or 128");
   static_assert(!kLag || D == 128, "the lagged-dQ draft is written for head_dim 128");
-  static_assert(BM == kBM || ((!kCausal || D == 64) && !kLag), "80-row tiles: full masks (causal: head_dim 64)");
+  static_assert(BM == kBM || !kLag, "80-row tiles: not with the lagged-dQ draft");
   static_assert(BM == kBM || D == 128 || !kLean, "80-row tiles at head_dim 64: the 40 / 232 split only");
   static_assert(!kLean || !kLag, "the 24-register producer split is not built with the lagged-dQ draft");
   using L = Sm90BwdSmem<D, BM>;
@@ -1122,7 +1125,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if (interior)
             compute_p<false, kCausal, ptx::bwd_exp2_fma_every(D), kAcc / 4>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
           else
-            compute_p<true, kCausal, ptx::bwd_exp2_fma_every(D), kAcc / 4>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
+            compute_p<true, kCausal, ptx::bwd_exp2_fma_every(D), kAcc / 4, kT80 && kCausal && D == 128>(sacc, sLse, lse01, key_row0, q_row0, tp.seqlen_q, tp.seqlen_k, diag, p.scale_log2, quad);
 #pragma unroll
           for (int k = 0; k < kKS; ++k) sm90::acc_to_a_frag<T>(sacc, k, pf[k]);
           if constexpr (kT80Serial) {
@@ -1408,7 +1411,7 @@ cudaError_t occupancy(int* ctas_per_sm) {
 // 240 it compiles clean, v15); at head_dim 64 bf16 and fp16 with the 40 / 232 split only (two dQ
 // staging buffers). bwd_sm90_has_bm80 says which the host may pick.
 template <typename T, int D, bool C>
-constexpr bool kHasBm80Lean = D == 128 && !C;
+constexpr bool kHasBm80Lean = D == 128;
 template <typename T, int D, bool C>
 constexpr bool kHasBm80Wide = (!C && D == 128 && std::is_same_v<T, __nv_bfloat16>) || D == 64;
 template <typename T, int D, bool C>
@@ -1428,8 +1431,10 @@ struct MainLauncher {
     const bool wrank = bwd_sm90_writer_rank(p.model, D);
     if (p.model.p.block_m == kBM80) {
       if constexpr (kHasBm80Lean<T, D, C>) {
-        if (lean && wrank) return launch_main<T, D, C, false, kBM80, true, false, kWRankShift>(p, maps, num_ctas, stream);
-        if (lean && split) return launch_main<T, D, C, false, kBM80, true, true>(p, maps, num_ctas, stream);
+        if constexpr (!C) {  // (causal 80-row tiles: no rank variants)
+          if (lean && wrank) return launch_main<T, D, C, false, kBM80, true, false, kWRankShift>(p, maps, num_ctas, stream);
+          if (lean && split) return launch_main<T, D, C, false, kBM80, true, true>(p, maps, num_ctas, stream);
+        }
         if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
       }
       if constexpr (kHasBm80Wide<T, D, C>) {

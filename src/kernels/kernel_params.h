@@ -277,8 +277,17 @@ static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm8
 // (80 / 64 rows, bf16, 1k-16k, 2 interleaved rounds, docs/perf.md v19): descending 1.017-1.124x,
 // spt 1.047-1.118x, atomic 1.039-1.087x; the whole GPU suite passed with it (470 tests).
 inline bool bwd_sm90_d64_causal_bm80_enabled() { return env_not_zero("DASH_BWD_SM90_D64_CAUSAL_BM80"); }
+// Causal masks at head_dim 128 (DRAFT, eighteenth session, compile-checked only: not yet run on a
+// GPU; DASH_BWD_SM90_D128_CAUSAL_BM80=1 turns it on): the 24 / 240 80-row kernel with the causal
+// mask (bf16 and fp16; 0 spills with q_lim opaque in the mask, compute_p's kOpaqueLim). By default
+// with the draft on only atomic takes it (as at full masks, where descending lost 2-14% on the
+// single staging buffer); DASH_BWD_SM90_BLOCK_M=80 forces it for the A/B of the ordered schedules.
+inline bool bwd_sm90_d128_causal_bm80_enabled() { return env_set_to_one("DASH_BWD_SM90_D128_CAUSAL_BM80"); }
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   if (bwd_lagged_dq_enabled()) return false;
+  if (s.causal && s.head_dim == 128)
+    return bwd_sm90_d128_causal_bm80_enabled() && bwd_sm90_producer_regs(80) == 24 &&
+           (s.dtype == DType::kBF16 || s.dtype == DType::kFP16);
   if (s.causal && !(s.head_dim == 64 && bwd_sm90_d64_causal_bm80_enabled())) return false;
   if (s.head_dim == 64)
     return env_not_zero("DASH_BWD_SM90_D64_BM80") && bwd_sm90_producer_regs(80, 64) == 40 &&
@@ -294,7 +303,8 @@ constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 //  - DASH_BWD_SM90_BLOCK_M=80 / any other value: 80- / 64-row tiles for every schedule;
 //  - unset: 80 rows for atomic, shift and symmetric shift (= shift on a full mask; not causal), and
 //    at head_dim 64 also spt and descending, when seqlen_q and seqlen_k are >= kBwdSm90Bm80MinSeqlen;
-//    else 64 (ascending, auto, spt and descending at head_dim 128; every causal case at 128).
+//    else 64 (ascending, auto, spt and descending at head_dim 128; at causal head_dim 128 every
+//    schedule but atomic, which takes 80 rows only with the DASH_BWD_SM90_D128_CAUSAL_BM80 draft).
 // Measured on the H200 (80 against 64 rows, full masks, 1k-16k; docs/perf.md v16, v17):
 //  - head_dim 128 bf16: atomic 1.02-1.10x, shift 1.06-1.17x, descending 0.86-0.98x (its ordered
 //    dQ chain waits for the one staging buffer's writer: v14);

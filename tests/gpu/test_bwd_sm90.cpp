@@ -229,8 +229,17 @@ bool d64_causal_bm80_on() {
   const char* e = std::getenv("DASH_BWD_SM90_D64_CAUSAL_BM80");
   return e == nullptr || std::strcmp(e, "0") != 0;
 }
+// The head_dim 128 causal draft (DASH_BWD_SM90_D128_CAUSAL_BM80=1): 80 rows for atomic only.
+bool d128_causal_bm80_on() {
+  const char* e = std::getenv("DASH_BWD_SM90_D128_CAUSAL_BM80");
+  return e != nullptr && std::strcmp(e, "1") == 0;
+}
 int expected_block_m(const ProblemSpec& s, Schedule sc) {
   const bool d64 = s.head_dim == 64;
+  if (s.causal && !d64)
+    return d128_causal_bm80_on() && sc == Schedule::kAtomic && s.seqlen_q >= 1024 && s.seqlen_k >= 1024
+               ? kernels::kBwdSm90BlockM80
+               : kernels::kBwdSm90BlockM;
   if (s.causal && !(d64 && d64_causal_bm80_on())) return kernels::kBwdSm90BlockM;
   const bool shifted = sc == Schedule::kShift || sc == Schedule::kSymmetricShift;
   const bool eighty = sc == Schedule::kAtomic || (shifted && !s.causal) ||
@@ -256,7 +265,7 @@ TEST_P(BwdSm90Accuracy, MatchesFloat64Reference) {
 
   // Full masks run both Q tile heights: the default for the schedule (expected_block_m) and the
   // forced ones (DASH_BWD_SM90_BLOCK_M=80 / =64).
-  const bool has80 = !c.spec.causal || (c.spec.head_dim == 64 && d64_causal_bm80_on());
+  const bool has80 = !c.spec.causal || (c.spec.head_dim == 64 ? d64_causal_bm80_on() : d128_causal_bm80_on());
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   for (const char* bm_env : {static_cast<const char*>(nullptr), "80", "64"}) {
     if (bm_env != nullptr && !has80) continue;
@@ -509,6 +518,18 @@ TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
 // Causal 80-row tiles at head_dim 64: atomic, spt and descending from 1k by default; ascending,
 // shift and symmetric shift forced (DASH_BWD_SM90_BLOCK_M=80: shift's rank then the one-warp loop,
 // no rank variant at 80 causal rows); DASH_BWD_SM90_D64_CAUSAL_BM80=0 switches them off.
+// DRAFT (compile-checked, not yet run on a GPU): causal 80-row tiles at head_dim 128
+// (DASH_BWD_SM90_D128_CAUSAL_BM80=1), the 24 / 240 split: atomic by default with the draft on, every
+// other schedule forced (DASH_BWD_SM90_BLOCK_M=80); the 40 / 232 split forced: no such kernel, 64 rows.
+TEST(BwdSm90D128CausalBm80, AccurateAndBitwiseReproducible) {
+  REQUIRE_SM90();
+  for (auto [dt, seed] : {std::pair{DType::kBF16, 9170}, std::pair{DType::kFP16, 9270}})
+    expect_bm80("DASH_BWD_SM90_D128_CAUSAL_BM80", dt, 128,
+                {Schedule::kAtomic, Schedule::kSpt, Schedule::kDescending, Schedule::kAscending, Schedule::kShift,
+                 Schedule::kSymmetricShift},
+                24, "0", seed, /*causal=*/true, "1");
+}
+
 TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
   for (auto [dt, seed] : {std::pair{DType::kBF16, 9150}, std::pair{DType::kFP16, 9250}})
@@ -1181,6 +1202,7 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
   ScopedEnv fp16_on("DASH_BWD_SM90_FP16_BM80", nullptr);
   ScopedEnv d64_on("DASH_BWD_SM90_D64_BM80", nullptr);
   ScopedEnv d64c_on("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);
+  ScopedEnv d128c_off("DASH_BWD_SM90_D128_CAUSAL_BM80", nullptr);
   ScopedEnv split_default("DASH_BWD_SM90_PRODUCER24", nullptr);
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
@@ -1231,6 +1253,11 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
       for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAscending, Schedule::kAuto})
         EXPECT_EQ(bm(8192, true, dt, 64, sc), k64) << schedule_name(sc);
       EXPECT_EQ(bm(8192, true, dt, 128, Schedule::kDescending), k64) << "head_dim 128 causal keeps 64 rows";
+      ScopedEnv d128("DASH_BWD_SM90_D128_CAUSAL_BM80", "1");  // the draft: atomic only by default
+      EXPECT_EQ(bm(8192, true, dt, 128, Schedule::kAtomic), k80);
+      EXPECT_EQ(bm(1000, true, dt, 128, Schedule::kAtomic), k64) << "below 1024 rows";
+      for (Schedule sc : {Schedule::kSpt, Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift})
+        EXPECT_EQ(bm(8192, true, dt, 128, sc), k64) << schedule_name(sc);
     }
     ScopedEnv force("DASH_BWD_SM90_BLOCK_M", "80");
     EXPECT_EQ(bm(300, true, bf, 64, Schedule::kShift), k80) << "forced";
@@ -1248,7 +1275,11 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
     EXPECT_EQ(bm(300, false, bf, 128, Schedule::kDescending), k80);
     EXPECT_EQ(bm(16384, false, bf, 128, Schedule::kAuto), k80);
     EXPECT_EQ(bm(300, false, fp, 64, Schedule::kAscending), k80);
-    EXPECT_EQ(bm(300, true, bf, 128, Schedule::kAtomic), k64) << "causal keeps 64-row tiles";
+    EXPECT_EQ(bm(300, true, bf, 128, Schedule::kAtomic), k64) << "causal head_dim 128 keeps 64-row tiles";
+    ScopedEnv draft("DASH_BWD_SM90_D128_CAUSAL_BM80", "1");
+    EXPECT_EQ(bm(300, true, fp, 128, Schedule::kDescending), k80) << "the head_dim 128 causal draft, forced";
+    ScopedEnv wide("DASH_BWD_SM90_PRODUCER24", "0");
+    EXPECT_EQ(bm(300, true, bf, 128, Schedule::kAtomic), k64) << "no causal 80-row kernel at 40 / 232";
     ScopedEnv on("DASH_BWD_LAGGED_DQ", "1");
     EXPECT_EQ(bm(300, false, bf, 128, Schedule::kAtomic), k64) << "the lagged draft has 64-row tiles only";
   }
