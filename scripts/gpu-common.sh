@@ -13,3 +13,16 @@ gpu_setup() {
   nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$O/machine.txt" 2>&1
 }
 el() { echo "($(( $(date +%s) - T0 )) s)"; }
+# The package's pip install in the background (after gpu_setup: $O/pip.log, its last line "pip rc
+# N"); pip_wait waits for it and prints that line. Not alongside the test shards: it starves them.
+pip_bg() { (python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") & }
+pip_wait() { until grep -q "^pip rc" "$O/pip.log"; do sleep 2; done; tail -1 "$O/pip.log"; }
+# `dash-attn bench` of every schedule (and auto), both masks, at head_dim 128 and 64, the defaults:
+# $O/bench-hdim{128,64}.{json,log}.
+bench_every_schedule() {
+  for d in 128 64; do
+    timeout -k 5 90 bins/new/dash-attn bench --hdim $d --schedules ascending,spt,descending,shift,symmetric_shift,atomic,auto \
+      --json "$O/bench-hdim$d.json" > "$O/bench-hdim$d.log" 2>&1 || echo "bench hdim $d rc $?"
+  done
+}
+

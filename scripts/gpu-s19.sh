@@ -10,14 +10,11 @@ cd "$(dirname "$0")/.." || exit 1
 gpu_setup gpu-s19
 {
 echo "== pip (background) + tests $(el)"
-(python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
+pip_bg
 TEST_FILTER='*' LIMIT_S=${LIMIT_S:-240} bash scripts/gpu-bwd-tests.sh "$O"
-until grep -q "^pip rc" "$O/pip.log"; do sleep 2; done; tail -1 "$O/pip.log"
+pip_wait
 echo "== bench $(el)"
-for d in 128 64; do
-  timeout -k 5 90 bins/new/dash-attn bench --hdim $d --schedules ascending,spt,descending,shift,symmetric_shift,atomic,auto \
-    --json "$O/bench-hdim$d.json" > "$O/bench-hdim$d.log" 2>&1 || echo "bench hdim $d rc $?"
-done
+bench_every_schedule
 python3 scripts/bench_rows.py --min-seqlen 1024 "$O"/bench-hdim*.json | grep -E " causal .* (symmetric_shift|descending|atomic|auto) "
 bash scripts/gpu-pytest-peers.sh "$O"
 echo "total $(el)"

@@ -16,7 +16,7 @@ echo "== tests, draft on $(el)"
 DASH_BWD_SM90_D64_CAUSAL_BM80=1 TEST_FILTER='*' LIMIT_S=${LIMIT_S:-230} bash scripts/gpu-bwd-tests.sh "$O"
 save
 echo "== A/B + pip (background) $(el)"
-(python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
+pip_bg
 for r in 1 2; do
   for v in off on; do
     e=0; [ $v = on ] && e=1
@@ -27,7 +27,7 @@ for r in 1 2; do
 done
 python3 scripts/bench_rows.py "$O"/c80-*-r1.json | grep -E " (atomic|descending|spt) "
 save
-until grep -q "^pip rc" "$O/pip.log"; do sleep 2; done; tail -1 "$O/pip.log"
+pip_wait
 echo "== peers hdim 64 causal, draft on $(el)"
 DASH_BWD_SM90_D64_CAUSAL_BM80=1 SKIP_E2E=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-90} PEERS_ARGS="--hdims 64 --masks causal --seqlens 1024,4096,16384" \
   OUT="$O" bash scripts/bench-python.sh > "$O/peers-run.log" 2>&1

@@ -242,34 +242,29 @@ TEST(Planner, PlanAllAndRecommend) {
   EXPECT_TRUE(std::isfinite(plan::predict_us(p, Schedule::kAuto, CostModel::unit(), 8, Dispatch::kDynamic)));
 }
 
+// The planner's cost model for 64-row tiles of block_n keys (the sm90 set at 128 keys).
+CostModel rule_cost(int hdim, int block_n) {
+  return CostModel::for_shape(hdim, 64, block_n, CostParams::for_tiles(64, block_n));
+}
+
 // The measured rule on top of the model (plan::kSptLongFullTiles, docs/schedules.md "Long full
 // masks"): spt on full masks of >= 128 KV tiles of >= 128 keys when the model has it within 3%;
 // nowhere else. The standard sweep's shapes with the sm90 kernel's tiles and rates.
 TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
   auto problem = [](int hdim, int seqlen, bool causal, int block_n) {
-    TileProblem p;
-    p.batch = 16384 / seqlen;
-    p.heads_q = p.heads_kv = 2048 / hdim;
-    p.seqlen_q = p.seqlen_k = seqlen;
-    p.block_m = 64;
-    p.block_n = block_n;
-    p.causal = causal;
-    return p;
-  };
-  auto cost = [](int hdim, int block_n) {
-    return CostModel::for_shape(hdim, 64, block_n, CostParams::for_tiles(64, block_n));
+    return sweep_problem(hdim, seqlen, causal, 64, block_n);
   };
   for (int hdim : {128, 64}) {
     const TileProblem full16k = problem(hdim, 16384, false, 128);
-    const auto rows = plan::plan_all(full16k, cost(hdim, 128), 132, Dispatch::kDynamic);
+    const auto rows = plan::plan_all(full16k, rule_cost(hdim, 128), 132, Dispatch::kDynamic);
     const Schedule model_pick = plan::recommend_from(rows);
     EXPECT_NE(model_pick, Schedule::kSpt) << "hdim " << hdim << ": the model alone now picks spt; the rule is moot";
     EXPECT_EQ(plan::recommend_from(rows, full16k), Schedule::kSpt) << "hdim " << hdim;
-    EXPECT_EQ(plan::recommend(full16k, cost(hdim, 128), 132), Schedule::kSpt) << "hdim " << hdim;
+    EXPECT_EQ(plan::recommend(full16k, rule_cost(hdim, 128), 132), Schedule::kSpt) << "hdim " << hdim;
     // Not at 8192 (64 tiles: descending / ascending measured best), not causal, not the sm80 tiles.
     for (const TileProblem& p : {problem(hdim, 8192, false, 128), problem(hdim, 16384, true, 128),
                                  problem(hdim, 16384, false, 64)}) {
-      const auto r = plan::plan_all(p, cost(hdim, p.block_n), 132, Dispatch::kDynamic);
+      const auto r = plan::plan_all(p, rule_cost(hdim, p.block_n), 132, Dispatch::kDynamic);
       EXPECT_EQ(plan::recommend_from(r, p), plan::recommend_from(r))
           << "hdim " << hdim << " seqlen " << p.seqlen_k << (p.causal ? " causal" : " full") << " block_n " << p.block_n;
     }
@@ -281,28 +276,18 @@ TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
 // not on full masks, not with the sm80 tiles.
 TEST(Planner, SptOnShortCausalMasksOfTheSm90Tiles) {
   auto problem = [](int hdim, int seqlen, bool causal, int block_n) {
-    TileProblem p;
-    p.batch = 16384 / seqlen;
-    p.heads_q = p.heads_kv = 2048 / hdim;
-    p.seqlen_q = p.seqlen_k = seqlen;
-    p.block_m = 64;
-    p.block_n = block_n;
-    p.causal = causal;
-    return p;
-  };
-  auto cost = [](int hdim, int block_n) {
-    return CostModel::for_shape(hdim, 64, block_n, CostParams::for_tiles(64, block_n));
+    return sweep_problem(hdim, seqlen, causal, 64, block_n);
   };
   for (int hdim : {128, 64})
     for (int seqlen : {512, 1024}) {
       const TileProblem p = problem(hdim, seqlen, true, 128);
-      const auto rows = plan::plan_all(p, cost(hdim, 128), 132, Dispatch::kDynamic);
+      const auto rows = plan::plan_all(p, rule_cost(hdim, 128), 132, Dispatch::kDynamic);
       EXPECT_NE(plan::recommend_from(rows), Schedule::kSpt) << "hdim " << hdim << " " << seqlen << ": the rule is moot";
       EXPECT_EQ(plan::recommend_from(rows, p), Schedule::kSpt) << "hdim " << hdim << " " << seqlen;
-      EXPECT_EQ(plan::recommend(p, cost(hdim, 128), 132), Schedule::kSpt) << "hdim " << hdim << " " << seqlen;
+      EXPECT_EQ(plan::recommend(p, rule_cost(hdim, 128), 132), Schedule::kSpt) << "hdim " << hdim << " " << seqlen;
       for (const TileProblem& q : {problem(hdim, 2048, true, 128), problem(hdim, seqlen, false, 128),
                                    problem(hdim, seqlen, true, 64)}) {
-        const auto r = plan::plan_all(q, cost(hdim, q.block_n), 132, Dispatch::kDynamic);
+        const auto r = plan::plan_all(q, rule_cost(hdim, q.block_n), 132, Dispatch::kDynamic);
         EXPECT_EQ(plan::recommend_from(r, q), plan::recommend_from(r))
             << "hdim " << hdim << " seqlen " << q.seqlen_k << (q.causal ? " causal" : " full") << " block_n " << q.block_n;
       }
