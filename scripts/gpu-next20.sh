@@ -10,7 +10,11 @@
 #           80 rows forced (DASH_BWD_SM90_BLOCK_M=80) for atomic / spt / descending / ascending;
 #           then `auto` against spt / descending at hdim 64 and 128 causal 512-2048 (the
 #           short-causal planner rule's first timing, docs/schedules.md "Short causal masks");
-#   PART=2: pip install + pytest, then the peers benchmark (PEERS_BUDGET_S) for the README table.
+#   PART=2: pip install + pytest, then the peers benchmark (PEERS_BUDGET_S) for the README table;
+#   PART=3 (optional, ~3 min): ncu (full set, source counters) of shift at hdim 128 full 8k on its
+#           80-row tiles, ordered and unordered (DASH_DEBUG_UNORDERED=1), with scripts/ncu_stalls.py
+#           --phases: how much of the ordered run's extra time is the MMA warps' dq_empty wait on the
+#           single staging buffer (docs/perf.md v18's last paragraph, v19 "What limits").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -33,8 +37,18 @@ if [ "${PART:-1}" = 1 ]; then
       --json "$O/short-hdim$d.json" > "$O/short-hdim$d.log" 2>&1 || echo "short $d rc $?"
   done
   python3 scripts/bench_rows.py "$O"/short-hdim*.json
-else
+elif [ "${PART:-1}" = 2 ]; then
   PIP_INSTALL=1 bash scripts/gpu-pytest-peers.sh "$O"
+else
+  mkdir -p "$O/ncu"
+  OUT="$O/ncu" BUILD_DIR=bins/new HDIM=128 SEQLEN=8192 SCHEDULES=shift bash scripts/profile-bwd.sh
+  mv "$O/ncu/bwd-shift-sass.csv" "$O/ncu/bwd-shift-ordered-sass.csv"; mv "$O/ncu/bwd-shift.txt" "$O/ncu/bwd-shift-ordered.txt"
+  OUT="$O/ncu" BUILD_DIR=bins/new HDIM=128 SEQLEN=8192 SCHEDULES=shift DASH_DEBUG_UNORDERED=1 bash scripts/profile-bwd.sh
+  rm -f "$O"/ncu/*.ncu-rep
+  for v in shift-ordered shift; do
+    echo "== phases $v"; python3 scripts/ncu_stalls.py "$O/ncu/bwd-$v-sass.csv" --phases --top 12 > "$O/ncu/phases-$v.txt" 2>&1
+    head -60 "$O/ncu/phases-$v.txt"
+  done
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
