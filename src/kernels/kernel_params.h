@@ -157,7 +157,7 @@ inline int bwd_sm90_producer_regs(int block_m, int head_dim = 128) {
 //  - the 80-row tiles at head_dim 128 (24 / 240 registers; the split counted after the dQ^T
 //    stores, where it does not spill) 0.93-0.95x at 1k-4k, 1.00x at 8k, 1.19-1.24x at 16k.
 // So on at every length, except the head_dim 128 80-row tiles: from kBwdSplitRankMinKvTiles80 KV
-// tiles; and not where the writer-rank variant runs (bwd_sm90_writer_rank: full-mask shift).
+// tiles; and not where the writer-rank variant runs (bwd_sm90_writer_rank: full-mask shift, causal symmetric shift).
 // DASH_BWD_SPLIT_RANK=1 / 0 forces it on / off (on: also where the writer rank would run). Only
 // where the variants exist (bwd_sm90_rank_variants_exist). The ranks are the same numbers either
 // way: the same bits. Read on every launch (launcher and BwdLaunchInfo::split_rank).
@@ -175,7 +175,7 @@ constexpr int kBwdSplitRankMinKvTiles80 = 64;
 // 1k-16k, the same bits (docs/perf.md v19).
 // The rank variants (kSplit, kWRank) exist for the tile's default register split only, not for
 // the lagged draft.
-// Nor for the causal 80-row tiles (head_dim 64, bwd_sm90_has_bm80).
+// Nor for the causal 80-row tiles (head_dim 64, and the head_dim 128 draft: bwd_sm90_has_bm80).
 inline bool bwd_sm90_rank_variants_exist(const ScheduleModel& m, int head_dim) {
   const bool lean80 = m.p.block_m == 80 && head_dim == 128;
   if (m.p.causal && m.p.block_m == 80) return false;
