@@ -268,16 +268,13 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
   const plan::PlanRow* model_row = nullptr;
   for (const auto& r : rows)
     if (r.schedule == model_pick) model_row = &r;
-  if (!o.schedule_given && rec != model_pick && model_row != nullptr && !p.causal)
-    std::printf(" (measured rule: on full masks of >= %d KV tiles of >= 128 keys spt runs faster on the H200\n"
-                "than the model says; the model has it %.1f%% behind %s; docs/schedules.md \"Long full masks\")",
-                plan::kSptLongFullTiles, 100.0 * (best->makespan / model_row->makespan - 1.0),
-                dash::schedule_name(model_pick));
-  else if (!o.schedule_given && rec != model_pick && model_row != nullptr)
-    std::printf(" (measured rule: on causal masks of <= %d KV tiles of >= 128 keys spt runs faster on the H200\n"
-                "than the model says; the model has it %.1f%% behind %s; docs/schedules.md \"Short causal masks\")",
-                plan::kSptShortCausalTiles, 100.0 * (best->makespan / model_row->makespan - 1.0),
-                dash::schedule_name(model_pick));
+  if (!o.schedule_given && rec != model_pick && model_row != nullptr)
+    std::printf(" (measured rule: on %s masks of %s %d KV tiles of >= 128 keys spt runs faster on the H200\n"
+                "than the model says; the model has it %.1f%% behind %s; docs/schedules.md \"%s\")",
+                p.causal ? "causal" : "full", p.causal ? "<=" : ">=",
+                p.causal ? plan::kSptShortCausalTiles : plan::kSptLongFullTiles,
+                100.0 * (best->makespan / model_row->makespan - 1.0), dash::schedule_name(model_pick),
+                p.causal ? "Short causal masks" : "Long full masks");
   else if (fastest_other != nullptr && fastest_other->makespan < best->makespan)
     std::printf(" (within %.0f%% of %s, and simpler: ties go to the schedule with less state)",
                 100.0 * plan::kTieTolerance, dash::schedule_name(fastest_other->schedule));

@@ -177,15 +177,14 @@ constexpr int kBwdSplitRankMinKvTiles80 = 64;
 // the lagged draft.
 // Nor for the causal 80-row tiles (head_dim 64, and the head_dim 128 draft: bwd_sm90_has_bm80).
 inline bool bwd_sm90_rank_variants_exist(const ScheduleModel& m, int head_dim) {
-  const bool lean80 = m.p.block_m == 80 && head_dim == 128;
   if (m.p.causal && m.p.block_m == 80) return false;
+  const bool lean80 = m.p.block_m == 80 && head_dim == 128;
   return !bwd_lagged_dq_enabled() && bwd_sm90_producer_regs(m.p.block_m, head_dim) == (lean80 ? 24 : 40);
 }
 inline bool bwd_sm90_writer_rank_possible(const ScheduleModel& m, int head_dim) {
   const bool closed = m.shift_rank_closed() || m.symshift_rank_closed();
-  if (!m.deterministic() || !closed || !bwd_sm90_rank_variants_exist(m, head_dim)) return false;
-  const char* e = std::getenv("DASH_BWD_WRITER_RANK");
-  return e == nullptr || std::strcmp(e, "0") != 0;
+  return m.deterministic() && closed && bwd_sm90_rank_variants_exist(m, head_dim) &&
+         env_not_zero("DASH_BWD_WRITER_RANK");
 }
 inline bool bwd_sm90_split_rank(const ScheduleModel& m, int head_dim) {
   const bool shifted = m.schedule == Schedule::kShift || m.schedule == Schedule::kSymmetricShift;

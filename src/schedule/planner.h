@@ -62,9 +62,10 @@ constexpr double kSptLongFullModelGap = 0.03;
 // The same on short causal masks (docs/schedules.md, "Short causal masks"): at most
 // kSptShortCausalTiles KV tiles per head of >= 128 keys, spt replaces the model's pick when the
 // model puts it within kSptShortCausalModelGap. On the H200 at causal 512 and 1024, spt ran
-// 0.2-2.4% faster than descending at every point of the ff7314a and 106791e sweeps (hdim 128 and
-// 64; peers and `dash-attn bench` combined) and 4.7% faster at hdim 64 1024 once both ran 80-row
-// tiles (6546a58: `auto`, descending, was 0.948 of spt there); the model has spt 0.7-2.5% behind.
+// in 0.2-2.4% less time than descending at every point of the ff7314a and 106791e sweeps (hdim 128
+// and 64; peers and `dash-attn bench` combined) and in 4.9% less at hdim 64 1024 once both ran
+// 80-row tiles (0.696 / 0.732 ms; 6546a58's peers: `auto`, descending, ran at 0.948 of spt's speed
+// there); the model has spt 0.7-2.5% behind.
 // At 2048 descending is as often ahead (hdim 128: 1.0%).
 constexpr int kSptShortCausalTiles = 8;
 constexpr double kSptShortCausalModelGap = 0.03;

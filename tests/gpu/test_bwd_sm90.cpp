@@ -225,15 +225,9 @@ class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 // 64 and 128) 80 rows for atomic, shift and symmetric shift (= shift on a full mask) from 1024 rows
 // and keys, at head_dim 64 also spt and descending; else 64. Causal masks: 64, except at head_dim 64
 // (unless DASH_BWD_SM90_D64_CAUSAL_BM80=0): 80 rows for atomic, spt and descending.
-bool d64_causal_bm80_on() {
-  const char* e = std::getenv("DASH_BWD_SM90_D64_CAUSAL_BM80");
-  return e == nullptr || std::strcmp(e, "0") != 0;
-}
+bool d64_causal_bm80_on() { return kernels::env_not_zero("DASH_BWD_SM90_D64_CAUSAL_BM80"); }
 // The head_dim 128 causal draft (DASH_BWD_SM90_D128_CAUSAL_BM80=1): 80 rows for atomic only.
-bool d128_causal_bm80_on() {
-  const char* e = std::getenv("DASH_BWD_SM90_D128_CAUSAL_BM80");
-  return e != nullptr && std::strcmp(e, "1") == 0;
-}
+bool d128_causal_bm80_on() { return kernels::env_set_to_one("DASH_BWD_SM90_D128_CAUSAL_BM80"); }
 int expected_block_m(const ProblemSpec& s, Schedule sc) {
   const bool d64 = s.head_dim == 64;
   if (s.causal && !d64)
@@ -515,9 +509,6 @@ TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
                 "1", seed);
 }
 
-// Causal 80-row tiles at head_dim 64: atomic, spt and descending from 1k by default; ascending,
-// shift and symmetric shift forced (DASH_BWD_SM90_BLOCK_M=80: shift's rank then the one-warp loop,
-// no rank variant at 80 causal rows); DASH_BWD_SM90_D64_CAUSAL_BM80=0 switches them off.
 // DRAFT (compile-checked, not yet run on a GPU): causal 80-row tiles at head_dim 128
 // (DASH_BWD_SM90_D128_CAUSAL_BM80=1), the 24 / 240 split: atomic by default with the draft on, every
 // other schedule forced (DASH_BWD_SM90_BLOCK_M=80); the 40 / 232 split forced: no such kernel, 64 rows.
@@ -530,6 +521,9 @@ TEST(BwdSm90D128CausalBm80, AccurateAndBitwiseReproducible) {
                 24, "0", seed, /*causal=*/true, "1");
 }
 
+// Causal 80-row tiles at head_dim 64: atomic, spt and descending from 1k by default; ascending,
+// shift and symmetric shift forced (DASH_BWD_SM90_BLOCK_M=80: shift's rank then the one-warp loop,
+// no rank variant at 80 causal rows); DASH_BWD_SM90_D64_CAUSAL_BM80=0 switches them off.
 TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
   for (auto [dt, seed] : {std::pair{DType::kBF16, 9150}, std::pair{DType::kFP16, 9250}})
