@@ -117,6 +117,11 @@ DATA = {
                     peers_json=["docs/data/final-h200-106791e/peers.json"],
                     bench=["docs/data/final-h200-106791e/bench-hdim128.json",
                            "docs/data/final-h200-106791e/bench-hdim64.json"]),
+    # The nineteenth session's peers run (68d0908: the short-causal rule; causal 80-row tiles at
+    # hdim 64 for atomic / spt / descending). Peers only (one process, 3 rounds).
+    "68d0908": dict(peers_log=None,
+                    peers_json=["docs/data/final-h200-68d0908/peers.json"],
+                    bench=[]),
 }
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]

@@ -6,10 +6,13 @@
 #           different tile heights; the test now pins the draft off), then pip install + pytest + the
 #           peers benchmark (PEERS_BUDGET_S, 300 by default here: every shape of the sweep) with the
 #           short-causal planner rule (auto's first peers run with it);
-#   PART=2: ncu of the 80-row shift at hdim 128 full 8k, ordered / unordered (gpu-next20.sh PART=3).
+#   PART=2: `auto` with the head_dim 64 long-full-mask rule (shift at full 16384, docs/schedules.md
+#           "Long full masks at head_dim 64: shift"): 2 interleaved rounds of `dash-attn bench` at
+#           full 8k / 16k of spt / descending / shift / auto, both head dims; the GPU tests whose
+#           names say auto; then ncu of the 80-row shift at hdim 128 full 8k, ordered / unordered
+#           (gpu-next20.sh PART=3).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-if [ "${PART:-1}" = 2 ]; then PART=3 exec bash scripts/gpu-next20.sh; fi
 . scripts/gpu-common.sh
 gpu_setup gpu-next21
 {
@@ -21,6 +24,26 @@ if [ "${PART:-1}" = 1 ]; then
     echo "rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$O/p24-draft$e.log" | tr '\n' ' ')"
   done
   PIP_INSTALL=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-300} bash scripts/gpu-pytest-peers.sh "$O"
+else
+  for r in 1 2; do
+    for d in 64 128; do
+      timeout -k 5 60 bins/new/dash-attn bench --hdim $d --causal 0 --seqlen 8192,16384 --schedules spt,descending,shift,auto \
+        --json "$O/full-hdim$d-r$r.json" > "$O/full-hdim$d-r$r.log" 2>&1 || echo "full $d r$r rc $?"
+    done
+  done
+  python3 scripts/bench_rows.py "$O"/full-hdim*-r1.json "$O"/full-hdim*-r2.json
+  echo "== auto tests $(el)"
+  timeout -k 5 120 bins/new/dash_gpu_tests --gtest_filter='*Auto*:*auto*:BwdSm90TileRule.*' > "$O/auto-tests.log" 2>&1
+  echo "rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$O/auto-tests.log" | tr '\n' ' ')"
+  mkdir -p "$O/ncu"
+  OUT="$O/ncu" BUILD_DIR=bins/new HDIM=128 SEQLEN=8192 SCHEDULES=shift bash scripts/profile-bwd.sh
+  mv "$O/ncu/bwd-shift-sass.csv" "$O/ncu/bwd-shift-ordered-sass.csv"; mv "$O/ncu/bwd-shift.txt" "$O/ncu/bwd-shift-ordered.txt"
+  OUT="$O/ncu" BUILD_DIR=bins/new HDIM=128 SEQLEN=8192 SCHEDULES=shift DASH_DEBUG_UNORDERED=1 bash scripts/profile-bwd.sh
+  rm -f "$O"/ncu/*.ncu-rep
+  for v in shift-ordered shift; do
+    echo "== phases $v"; python3 scripts/ncu_stalls.py "$O/ncu/bwd-$v-sass.csv" --phases --top 12 > "$O/ncu/phases-$v.txt" 2>&1
+    head -40 "$O/ncu/phases-$v.txt"
+  done
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"

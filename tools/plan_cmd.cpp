@@ -188,12 +188,13 @@ void set_param(dash::CostParams& cp, const std::string& name, double v) {
   else if (name == "order_penalty_knee") cp.order_penalty_knee = v;
   else if (name == "order_penalty_closed") cp.order_penalty_closed = v;
   else if (name == "order_penalty_closed_sym") cp.order_penalty_closed_sym = v;
+  else if (name == "order_penalty_closed_hd64") cp.order_penalty_closed_hd64 = v;
   else if (name == "atomic_skips_latency") cp.atomic_skips_latency = integer() != 0;
   else
     throw UsageError{"--param: unknown field '" + name +
                      "' (per_sm_tflops compute_overhead_us reduce_gbytes_per_s reduce_latency_us async_reduce "
                      "stage_buffers task_overhead_us order_penalty_base order_penalty_slope order_penalty_knee "
-                     "order_penalty_closed order_penalty_closed_sym atomic_skips_latency)"};
+                     "order_penalty_closed order_penalty_closed_sym order_penalty_closed_hd64 atomic_skips_latency)"};
 }
 
 std::string shape_line(const Options& o, const TileProblem& p) {
@@ -269,10 +270,11 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
   for (const auto& r : rows)
     if (r.schedule == model_pick) model_row = &r;
   if (!o.schedule_given && rec != model_pick && model_row != nullptr)
-    std::printf(" (measured rule: on %s masks of %s %d KV tiles of >= 128 keys spt runs faster on the H200\n"
+    std::printf(" (measured rule: on %s masks of %s %d KV tiles of >= 128 keys%s %s runs faster on the H200\n"
                 "than the model says; the model has it %.1f%% behind %s; docs/schedules.md \"%s\")",
                 p.causal ? "causal" : "full", p.causal ? "<=" : ">=",
                 p.causal ? plan::kSptShortCausalTiles : plan::kSptLongFullTiles,
+                rec == Schedule::kShift ? " at head_dim 64" : "", dash::schedule_name(rec),
                 100.0 * (best->makespan / model_row->makespan - 1.0), dash::schedule_name(model_pick),
                 p.causal ? "Short causal masks" : "Long full masks");
   else if (fastest_other != nullptr && fastest_other->makespan < best->makespan)
@@ -391,7 +393,7 @@ int plan_main(int argc, char** argv) {
   std::vector<plan::PlanRow> rows;
   if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
   else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
-  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p);
+  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost.head_dim);
 
   if (o.json) print_json(rows, rec, cost);
   else print_table(o, p, cost, rows, rec);

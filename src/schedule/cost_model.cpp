@@ -38,7 +38,10 @@ CostModel CostModel::for_shape(int head_dim, int block_m, int block_n, const Cos
   m.order_penalty_slope = params.order_penalty_slope;
   m.order_penalty_knee = params.order_penalty_knee;
   m.order_penalty_closed = params.order_penalty_closed;
+  if (head_dim == 64 && params.order_penalty_closed >= 0.0 && params.order_penalty_closed_hd64 >= 0.0)
+    m.order_penalty_closed = params.order_penalty_closed_hd64;
   m.order_penalty_closed_sym = params.order_penalty_closed_sym;
+  m.head_dim = head_dim;
   return m;
 }
 

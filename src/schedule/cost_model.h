@@ -55,6 +55,9 @@ struct CostParams {
   // symshift_rank_closed: the kWRankSym kernels, the default from the eighteenth session). < 0:
   // the formula (the sweeps of kernels that computed its rank in the MMA warps).
   double order_penalty_closed_sym = -1.0;
+  // order_penalty_closed at head_dim 64 (< 0: order_penalty_closed there too). Unused where
+  // order_penalty_closed < 0 (the sweeps of kernels without the closed-form rank).
+  double order_penalty_closed_hd64 = -1.0;
   // Atomic reduces skip the semaphore protocol: they take r - reduce_latency_us on the writer
   // (false in the sm80 set, where atomic pays the whole r).
   bool atomic_skips_latency = false;
@@ -109,6 +112,11 @@ struct CostParams {
 // Sm90CostParamsOnSymWriterRank): rms log ratio error 0.066 instead of 0.108 with the formula,
 // pairs in order 132/150 instead of 127/150, `auto` 24/24 either way; 0.10 and 0.15: 130 and 128
 // pairs, rms 0.069 and 0.075.
+// order_penalty_closed_hd64 0.01 (nineteenth session): at head_dim 64 closed-form shift runs at
+// 0.99-1.01 of descending at full 4k-8k (68d0908 peers), at hdim 128 0.94. Scored at hdim 64 on the
+// ff7314a / 106791e / 68d0908 sweeps: `auto` 12/12 on each (with 0.05: 11 / 12 / 11, with the
+// head_dim 64 long-full-mask rule, plan::kShiftLongFullHeadDim), pairs unchanged (0.0: one fewer
+// on each). docs/schedules.md "Long full masks at head_dim 64: shift".
 inline constexpr CostParams kSm90Params{.per_sm_tflops = 5.5,
                                         .compute_overhead_us = 0.25,
                                         .reduce_gbytes_per_s = 16.0,
@@ -121,6 +129,7 @@ inline constexpr CostParams kSm90Params{.per_sm_tflops = 5.5,
                                         .order_penalty_knee = 32.0,
                                         .order_penalty_closed = 0.05,
                                         .order_penalty_closed_sym = 0.05,
+                                        .order_penalty_closed_hd64 = 0.01,
                                         .atomic_skips_latency = true};
 // The sm90 kernel's 80-row tiles (80 x 128; full masks, bwd_sm90_block_m): kSm90Params with a
 // higher per-SM rate, the only field refit (the per-step fixed costs are shared by 25% more rows,
@@ -163,6 +172,9 @@ struct CostModel {
   double order_penalty_knee = 0.0;
   double order_penalty_closed = -1.0;
   double order_penalty_closed_sym = -1.0;
+  // The head dimension for_shape was given (0: the unit model, or not known). The planner's
+  // measured long-full-mask rule depends on it (plan::recommend_from).
+  int head_dim = 0;
   // Experiments only (async model): each compute takes c * (1 + jitter * z), z a seeded
   // pseudo-random standard normal per (SM, step), clamped to [0.25 c, 4 c]. 0 = deterministic
   // costs (every planner decision uses 0). Models the step-to-step variation of a real GPU.

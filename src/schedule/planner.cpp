@@ -73,20 +73,29 @@ Schedule recommend_from(const std::vector<PlanRow>& rows) {
   return pick;
 }
 
-Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob) {
+Schedule measured_rule_schedule(const TileProblem& prob, int head_dim) {
+  if (prob.block_n < 128) return Schedule::kAuto;
+  if (prob.causal) return prob.n_tiles() <= kSptShortCausalTiles ? Schedule::kSpt : Schedule::kAuto;
+  if (prob.n_tiles() < kSptLongFullTiles) return Schedule::kAuto;
+  return head_dim == kShiftLongFullHeadDim ? Schedule::kShift : Schedule::kSpt;
+}
+
+Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim) {
   const Schedule pick = recommend_from(rows);
-  if (prob.block_n < 128) return pick;
-  const bool long_full = !prob.causal && prob.n_tiles() >= kSptLongFullTiles;
-  const bool short_causal = prob.causal && prob.n_tiles() <= kSptShortCausalTiles;
-  if (!long_full && !short_causal) return pick;
-  double pick_ms = std::numeric_limits<double>::infinity(), spt_ms = pick_ms;
-  for (const PlanRow& r : rows) {
-    if (!r.feasible || !r.deterministic) continue;
-    if (r.schedule == pick) pick_ms = r.makespan;
-    if (r.schedule == Schedule::kSpt) spt_ms = r.makespan;
-  }
-  const double gap = long_full ? kSptLongFullModelGap : kSptShortCausalModelGap;
-  return spt_ms <= pick_ms * (1.0 + gap) ? Schedule::kSpt : pick;
+  const Schedule rule = measured_rule_schedule(prob, head_dim);
+  if (rule == Schedule::kAuto) return pick;
+  auto model_ms = [&rows](Schedule s) {
+    for (const PlanRow& r : rows)
+      if (r.feasible && r.deterministic && r.schedule == s) return r.makespan;
+    return std::numeric_limits<double>::infinity();
+  };
+  // The three rules share one tolerance (kSptLongFullModelGap == kSptShortCausalModelGap ==
+  // kShiftLongFullModelGap, asserted in planner.h). The head_dim 64 rule falls back to spt's
+  // where the model has shift far behind (the kernels without the closed-form rank).
+  const double limit = model_ms(pick) * (1.0 + kSptLongFullModelGap);
+  for (Schedule s : {rule, Schedule::kSpt})
+    if (s == pick || model_ms(s) <= limit) return s;
+  return pick;
 }
 
 Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, Dispatch dispatch) {
@@ -97,7 +106,7 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, 
     if (s == Schedule::kSymmetricShift && !prob.causal) continue;
     rows.push_back(plan_one(prob, s, cost, num_sms, dispatch));
   }
-  return recommend_from(rows, prob);
+  return recommend_from(rows, prob, cost.head_dim);
 }
 
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

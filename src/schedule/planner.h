@@ -46,8 +46,12 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms,
 // Same choice from rows plan_all already computed (rows of other schedules are ignored): the
 // model's pick alone.
 Schedule recommend_from(const std::vector<PlanRow>& rows);
-// The model's pick with the measured rule below; what recommend() returns.
-Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob);
+// The model's pick with the measured rules below; what recommend() returns (head_dim: the
+// CostModel's, 0 if not known; it selects the long-full-mask rule's schedule).
+Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim = 0);
+// The schedule a measured rule below puts in place of the model's pick when the model has it
+// within the rule's tolerance (kAuto: no rule for this problem).
+Schedule measured_rule_schedule(const TileProblem& prob, int head_dim);
 
 // A measured rule on top of the model (docs/schedules.md, "Long full masks"): on a full mask with
 // at least kSptLongFullTiles KV tiles per head, in tiles of >= 128 keys (the sm90 kernel's), spt
@@ -69,6 +73,17 @@ constexpr double kSptLongFullModelGap = 0.03;
 // At 2048 descending is as often ahead (hdim 128: 1.0%).
 constexpr int kSptShortCausalTiles = 8;
 constexpr double kSptShortCausalModelGap = 0.03;
+// The long-full-mask rule at head_dim 64 (docs/schedules.md, "Long full masks"): shift instead of
+// spt. Since the closed-form rank in the dQ writer (ff7314a) full-mask shift ran in 1.8-4.0% less
+// time than spt at hdim 64 full 16384 in all four runs (ff7314a and 106791e `dash-attn bench`,
+// 106791e and 68d0908 peers, min over calls) and spt was the best at hdim 128 in each; the model
+// (order_penalty_closed_hd64 0.01) has shift 1.3% behind descending there. On the sweeps of the
+// kernels that computed the rank in the MMA warps the model has shift 35% behind, and the spt rule
+// applies there as before.
+constexpr int kShiftLongFullHeadDim = 64;
+constexpr double kShiftLongFullModelGap = 0.03;
+static_assert(kSptLongFullModelGap == kSptShortCausalModelGap && kSptLongFullModelGap == kShiftLongFullModelGap,
+              "recommend_from applies one tolerance to the three measured rules");
 // Predicted backward time (the cost model's unit, microseconds for for_shape); kAuto is
 // resolved with recommend(). +inf when the schedule cannot run on num_sms.
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

@@ -248,8 +248,9 @@ CostModel rule_cost(int hdim, int block_n) {
 }
 
 // The measured rule on top of the model (plan::kSptLongFullTiles, docs/schedules.md "Long full
-// masks"): spt on full masks of >= 128 KV tiles of >= 128 keys when the model has it within 3%;
-// nowhere else. The standard sweep's shapes with the sm90 kernel's tiles and rates.
+// masks"): on full masks of >= 128 KV tiles of >= 128 keys, spt at head_dim 128 and shift at
+// head_dim 64 (plan::kShiftLongFullHeadDim) when the model has it within 3%; nowhere else. The
+// standard sweep's shapes with the sm90 kernel's tiles and rates.
 TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
   auto problem = [](int hdim, int seqlen, bool causal, int block_n) {
     return sweep_problem(hdim, seqlen, causal, 64, block_n);
@@ -258,14 +259,27 @@ TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
     const TileProblem full16k = problem(hdim, 16384, false, 128);
     const auto rows = plan::plan_all(full16k, rule_cost(hdim, 128), 132, Dispatch::kDynamic);
     const Schedule model_pick = plan::recommend_from(rows);
-    EXPECT_NE(model_pick, Schedule::kSpt) << "hdim " << hdim << ": the model alone now picks spt; the rule is moot";
+    const Schedule rule = hdim == 64 ? Schedule::kShift : Schedule::kSpt;
+    EXPECT_NE(model_pick, rule) << "hdim " << hdim << ": the model alone now picks " << schedule_name(rule)
+                                << "; the rule is moot";
+    EXPECT_EQ(plan::measured_rule_schedule(full16k, hdim), rule) << "hdim " << hdim;
+    EXPECT_EQ(plan::recommend_from(rows, full16k, hdim), rule) << "hdim " << hdim;
+    EXPECT_EQ(plan::recommend(full16k, rule_cost(hdim, 128), 132), rule) << "hdim " << hdim;
+    // Without the head dim (0: not known) the rule is spt's.
     EXPECT_EQ(plan::recommend_from(rows, full16k), Schedule::kSpt) << "hdim " << hdim;
-    EXPECT_EQ(plan::recommend(full16k, rule_cost(hdim, 128), 132), Schedule::kSpt) << "hdim " << hdim;
+    // The kernels that computed shift's rank in the MMA warps (no closed-form term): the model has
+    // shift far behind, so the head_dim 64 rule falls back to spt's.
+    if (hdim == 64) {
+      CostParams old = CostParams::for_tiles(64, 128);
+      old.order_penalty_closed = old.order_penalty_closed_sym = -1.0;
+      const auto r = plan::plan_all(full16k, CostModel::for_shape(hdim, 64, 128, old), 132, Dispatch::kDynamic);
+      EXPECT_EQ(plan::recommend_from(r, full16k, hdim), Schedule::kSpt);
+    }
     // Not at 8192 (64 tiles: descending / ascending measured best), not causal, not the sm80 tiles.
     for (const TileProblem& p : {problem(hdim, 8192, false, 128), problem(hdim, 16384, true, 128),
                                  problem(hdim, 16384, false, 64)}) {
       const auto r = plan::plan_all(p, rule_cost(hdim, p.block_n), 132, Dispatch::kDynamic);
-      EXPECT_EQ(plan::recommend_from(r, p), plan::recommend_from(r))
+      EXPECT_EQ(plan::recommend_from(r, p, hdim), plan::recommend_from(r))
           << "hdim " << hdim << " seqlen " << p.seqlen_k << (p.causal ? " causal" : " full") << " block_n " << p.block_n;
     }
   }
