@@ -58,10 +58,15 @@ namespace dash::kernels {
 namespace {
 
 constexpr int kBM = 128;           // query rows per CTA (2 consumer warpgroups x 64)
-constexpr int kBN = 128;           // keys per K/V tile
+constexpr int kBNBase = 128;       // keys per K/V tile
+// 176-key tiles (DASH_FWD_BN176=1, head_dim 128, full masks; docs/fwd-sm90.md "176-key tiles"):
+// 27% fewer key blocks per Q tile, so the per-block fixed costs (row max / sum shuffles, the
+// rescale of O, barrier and issue overhead) are shared by more keys. S takes 88 registers per
+// consumer thread instead of 64, P 44 instead of 32; the K/V ring has 2 stages (3 do not fit).
+constexpr int kBN176 = 176;
 constexpr int kStagesBase = 2;      // K/V ring depth, default variant
-constexpr int kStagesPingPong = 3;  // K/V ring depth, ping-pong variant
-constexpr int fwd_stages(bool pingpong) { return pingpong ? kStagesPingPong : kStagesBase; }
+constexpr int kStagesPingPong = 3;  // K/V ring depth, ping-pong variant (128-key tiles)
+constexpr int fwd_stages(bool pingpong, int bn) { return pingpong && bn == kBNBase ? kStagesPingPong : kStagesBase; }
 constexpr int kThreads = 384;      // producer WG + 2 consumer WGs
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;
@@ -75,7 +80,7 @@ constexpr int kTurnThreads = 256;
 constexpr size_t kMaxSmemPerCta = 227 * 1024;  // sm_90 opt-in limit (dynamic + static)
 
 // Byte sizes of the smem tiles ([rows x 64] 2-byte (bf16/f16) sub-tiles, 128 B per row, 1024 B aligned).
-template <int D, int kStages>
+template <int D, int kStages, int kBN>
 struct Sm90FwdSmem {
   static constexpr uint32_t kQBytes = sm90::subtile_bytes(kBM) * (D / 64);   // one TMA box per sub-tile
   static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * (D / 64);  // one K or one V tile
@@ -115,7 +120,8 @@ __device__ __forceinline__ void wait_stage(uint64_t* bar, uint32_t parity, int w
 #endif
 }
 
-// Key blocks [0, n) that some row of the tile at m0 can see (bottom-right aligned causal).
+// Key blocks [0, n) of kBN keys that some row of the tile at m0 can see (bottom-right aligned causal).
+template <int kBN>
 __device__ __forceinline__ int num_key_blocks(int m0, int seqlen_q, int seqlen_k, bool causal) {
   const int n_all = (seqlen_k + kBN - 1) / kBN;
   if (!causal) return n_all;
@@ -178,10 +184,11 @@ __device__ __forceinline__ bool unit_tile(const TileOrder& o, int u, int k, int*
 // Mask (when needed), row max, rescale factor, exponentials and partial row sums for one key
 // block held in the S accumulator (m64n128 layout). On return s holds P (fp32, unnormalised).
 // Row h (0: r, 1: r + 8) of this thread owns registers i with (i % 4) / 2 == h.
-template <bool kMask, int kFmaEvery>
-__device__ __forceinline__ void softmax_block(float (&s)[kBN / 2], int key0, const int (&key_lim)[2],
+template <bool kMask, int kFmaEvery, int kAcc>
+__device__ __forceinline__ void softmax_block(float (&s)[kAcc], int key0, const int (&key_lim)[2],
                                               float (&row_max)[2], float (&row_sum)[2], float (&corr)[2],
                                               float scale_log2, int quad) {
+  constexpr int kBN = 2 * kAcc;  // keys in the block (m64nN accumulator: N / 2 registers)
   float mx[2] = {row_max[0], row_max[1]};
 #pragma unroll
   for (int i = 0; i < kBN / 2; ++i) {
@@ -214,12 +221,12 @@ __device__ __forceinline__ void softmax_block(float (&s)[kBN / 2], int key0, con
   }
 }
 
-template <typename T, int D, bool kCausal, bool kPingPong>
+template <typename T, int D, bool kCausal, bool kPingPong, int kBN>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                          const __grid_constant__ CUtensorMap tm_v, const FwdKernelParams p) {
-  constexpr int kStages = fwd_stages(kPingPong);
-  using L = Sm90FwdSmem<D, kStages>;
+  constexpr int kStages = fwd_stages(kPingPong, kBN);
+  using L = Sm90FwdSmem<D, kStages, kBN>;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   __shared__ __align__(8) uint64_t bars[2 + 3 * kStages];
   uint64_t* q_full = &bars[0];
@@ -264,7 +271,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           int m_block, hq, b;
           if (!unit_tile(order, u, k, &m_block, &hq, &b)) break;
           const int m0 = m_block * kBM;
-          const int n_blocks = num_key_blocks(m0, p.seqlen_q, p.seqlen_k, kCausal);
+          const int n_blocks = num_key_blocks<kBN>(m0, p.seqlen_q, p.seqlen_k, kCausal);
           if (n_blocks == 0) continue;
           const int hk = hq / (p.heads_q / p.heads_kv);
           // Q is refilled once both consumer warpgroups' last S GEMM of the previous tile is done.
@@ -317,7 +324,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       int m_block, hq, b;
       if (!unit_tile(order, u, k, &m_block, &hq, &b)) break;
       const int m0 = m_block * kBM;
-      const int n_blocks = num_key_blocks(m0, p.seqlen_q, p.seqlen_k, kCausal);
+      const int n_blocks = num_key_blocks<kBN>(m0, p.seqlen_q, p.seqlen_k, kCausal);
       const int r0 = m0 + 64 * cw + 16 * warp + lane / 4;  // this thread's rows: r0 and r0 + 8
 
       // Last visible key per row, and the smallest over the warpgroup (blocks past it need no mask).
@@ -511,9 +518,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <typename T, int D, bool kCausal, bool kPingPong>
+template <typename T, int D, bool kCausal, bool kPingPong, int kBN>
 cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
-  using L = Sm90FwdSmem<D, fwd_stages(kPingPong)>;
+  using L = Sm90FwdSmem<D, fwd_stages(kPingPong, kBN), kBN>;
   CUtensorMap tm_q, tm_k, tm_v;
   const Strides3 sq{p.q.sb, p.q.ss, p.q.sh}, sk{p.k.sb, p.k.ss, p.k.sh}, sv{p.v.sb, p.v.ss, p.v.sh};
   // A stride the TMA cannot express (e.g. 0, unaligned) is "not supported": the caller falls back.
@@ -522,7 +529,7 @@ cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
       !make_tma_desc_4d(&tm_k, kDtype, p.k.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sk, kBN).ok() ||
       !make_tma_desc_4d(&tm_v, kDtype, p.v.ptr, p.batch, p.seqlen_k, p.heads_kv, D, sv, kBN).ok())
     return cudaErrorNotSupported;
-  auto kernel = attn_fwd_sm90_kernel<T, D, kCausal, kPingPong>;
+  auto kernel = attn_fwd_sm90_kernel<T, D, kCausal, kPingPong, kBN>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          static_cast<int>(L::kDynamicBytes));
   if (err != cudaSuccess) return err;
@@ -544,7 +551,11 @@ cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
 
 template <typename T, int D, bool kCausal>
 cudaError_t launch_variant(const FwdKernelParams& p, bool pingpong, cudaStream_t stream) {
-  return pingpong ? launch<T, D, kCausal, true>(p, stream) : launch<T, D, kCausal, false>(p, stream);
+  if constexpr (D == 128 && !kCausal) {
+    if (fwd_bn176_enabled())
+      return pingpong ? launch<T, D, false, true, kBN176>(p, stream) : launch<T, D, false, false, kBN176>(p, stream);
+  }
+  return pingpong ? launch<T, D, kCausal, true, kBNBase>(p, stream) : launch<T, D, kCausal, false, kBNBase>(p, stream);
 }
 
 }  // namespace

@@ -221,6 +221,9 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
 // an H200 (bitwise equal to the base variant, 1.4-1.5x faster at hdim 128, 4k-16k);
 // DASH_FWD_PINGPONG=0 selects the base variant. Read by launch_fwd_sm90 on every call.
 inline bool fwd_pingpong_enabled() { return env_not_zero("DASH_FWD_PINGPONG"); }
+// 176-key K/V tiles for the sm90 forward at head_dim 128 on full masks (docs/fwd-sm90.md "176-key
+// tiles"; DRAFT, DASH_FWD_BN176=1 turns it on). Read on every call, like DASH_FWD_PINGPONG.
+inline bool fwd_bn176_enabled() { return env_set_to_one("DASH_FWD_BN176"); }
 // The sm90 forward's persistent grid (one CTA per SM looping over the work units,
 // docs/fwd-sm90.md, "Persistent grid"); DASH_FWD_PERSISTENT=0 launches one CTA per unit.
 // DASH_FWD_PERSISTENT_CTAS=n caps the persistent grid at n CTAs (tests: many units per CTA).

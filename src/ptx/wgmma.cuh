@@ -191,6 +191,41 @@ DASH_DEFINE_WGMMA_N80(__nv_bfloat16, "bf16")
 DASH_DEFINE_WGMMA_N80(__half, "f16")
 
 #undef DASH_DEFINE_WGMMA_N80
+
+// m64n176k16, SS only (88 accumulator registers): the S = Q K^T GEMM of the forward's 176-key
+// tiles at head_dim 128 on full masks (docs/fwd-sm90.md "176-key tiles"; FlashAttention-3 uses
+// 128 x 176 there too). Its primitive is exercised by the forward's tests.
+#define DASH_DEFINE_WGMMA_N176(CTYPE, PTX_T)                                                     \
+  template <>                                                                                    \
+  struct Wgmma<176, CTYPE> {                                                                     \
+    static constexpr int kAccRegs = 88;                                                          \
+                                                                                                 \
+    template <int kTransA, int kTransB>                                                          \
+    __device__ __forceinline__ static void ss(float (&d)[88], uint64_t desc_a, uint64_t desc_b,  \
+                                              int scale_d) {                                     \
+      static_assert((kTransA | kTransB | 1) == 1, "transpose immediates are 0 or 1");            \
+      asm volatile(                                                                              \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n"                                           \
+          "wgmma.mma_async.sync.aligned.m64n176k16.f32." PTX_T "." PTX_T " "                     \
+          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "              \
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "     \
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "     \
+          "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "     \
+          "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "     \
+          "%80, %81, %82, %83, %84, %85, %86, %87}, "                                            \
+          "%88, %89, p, 1, 1, %91, %92;\n}\n"                                                    \
+          : DASH_ACC8(0), DASH_ACC8(8), DASH_ACC8(16), DASH_ACC8(24), DASH_ACC8(32),             \
+            DASH_ACC8(40), DASH_ACC8(48), DASH_ACC8(56), DASH_ACC8(64), DASH_ACC8(72),           \
+            DASH_ACC8(80)                                                                        \
+          : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB)                   \
+          : "memory");                                                                           \
+    }                                                                                            \
+  };
+
+DASH_DEFINE_WGMMA_N176(__nv_bfloat16, "bf16")
+DASH_DEFINE_WGMMA_N176(__half, "f16")
+
+#undef DASH_DEFINE_WGMMA_N176
 #undef DASH_DEFINE_WGMMA
 #undef DASH_ACC8
 

@@ -282,5 +282,73 @@ std::vector<ProblemSpec> fp16_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90Fp16, testing::ValuesIn(fp16_cases()), case_name);
 
+// ---- 176-key tiles (DASH_FWD_BN176=1, head_dim 128, full masks; docs/fwd-sm90.md) ----------------
+// Another block partition of the keys, so other bits than the 128-key tiles; each is checked on
+// its own: against the sm80 kernel and the float64 reference (and the low-precision bound), a
+// direct launch, reruns, and every grid (persistent or not, both variants) giving the same bits.
+class FwdSm90Bn176 : public testing::TestWithParam<ProblemSpec> {};
+
+TEST_P(FwdSm90Bn176, AccurateAndBitwiseEqualForEveryGrid) {
+  REQUIRE_GPU();
+  const ProblemSpec& spec = GetParam();
+  FwdOut bn128;
+  {
+    Problem pr(spec);
+    ScopedEnv off("DASH_FWD_BN176", nullptr);
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &bn128));
+  }
+  ScopedEnv on("DASH_FWD_BN176", "1");
+  ASSERT_NO_FATAL_FAILURE(check_sm90_forward(spec, /*reruns=*/2, /*lowp_bound=*/true));
+  Problem pr(spec);  // the same seed: the same inputs as above
+  FwdOut ref;
+  {
+    ScopedEnv off("DASH_FWD_PERSISTENT", "0");
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &ref));
+  }
+  // More than one block of keys in either partition: the switch must have changed the kernel.
+  if (spec.seqlen_k > 176) EXPECT_NE(ref.o_hash, bn128.o_hash) << "DASH_FWD_BN176=1 ran the 128-key kernel " << spec.str();
+  struct Grid {
+    const char* persistent;
+    const char* ctas;
+    const char* pingpong;
+  };
+  const Grid grids[] = {{"1", nullptr, "1"}, {"1", "3", "1"}, {"1", "1", "0"}, {"0", nullptr, "0"}};
+  for (const Grid& g : grids) {
+    ScopedEnv pers("DASH_FWD_PERSISTENT", g.persistent);
+    ScopedEnv ctas("DASH_FWD_PERSISTENT_CTAS", g.ctas);
+    ScopedEnv pp("DASH_FWD_PINGPONG", g.pingpong);
+    const std::string what = std::string("DASH_FWD_BN176=1 PERSISTENT=") + g.persistent + " CTAS=" +
+                             (g.ctas ? g.ctas : "unset") + " PINGPONG=" + g.pingpong + " " + spec.str();
+    FwdOut out;
+    ASSERT_NO_FATAL_FAILURE(run_attn_fwd(pr, "1", &out));
+    EXPECT_EQ(out.o_hash, ref.o_hash) << "O bits differ from one CTA per unit: " << what;
+    EXPECT_EQ(std::memcmp(out.lse.data(), ref.lse.data(), ref.lse.size() * sizeof(float)), 0)
+        << "LSE differs from one CTA per unit: " << what;
+  }
+}
+
+std::vector<ProblemSpec> bn176_cases() {
+  std::vector<ProblemSpec> v;
+  auto add = [&](int b, int sq, int sk, int hq, int hkv, DType dt) {
+    ProblemSpec s;
+    s.batch = b; s.seqlen_q = sq; s.seqlen_k = sk; s.heads_q = hq; s.heads_kv = hkv; s.head_dim = 128;
+    s.causal = false; s.dtype = dt; s.seed = 9700 + v.size();
+    v.push_back(s);
+  };
+  for (DType dt : {DType::kBF16, DType::kFP16}) {
+    add(2, 128, 128, 4, 4, dt);       // one partial 176-key block
+    add(2, 113, 1000, 8, 2, dt);      // 6 blocks, the first one processed (the last) partial
+    add(1, 1000, 1000, 8, 2, dt);     // GQA 4:1, key tail of 120
+    add(2, 17, 300, 4, 4, dt);
+    add(2, 1000, 113, 8, 2, dt);
+  }
+  add(1, 528, 528, 4, 1, DType::kBF16);    // exactly 3 blocks: no partial block
+  add(1, 2048, 2048, 4, 1, DType::kBF16);  // 16 Q tiles x 12 blocks (last 112 keys)
+  add(1, 8300, 8300, 2, 1, DType::kBF16);  // 65 Q tiles per head: persistent loops over tiles
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FwdSm90Bn176, testing::ValuesIn(bn176_cases()), case_name);
+
 }  // namespace
 }  // namespace dash::test
