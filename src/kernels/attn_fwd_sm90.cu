@@ -67,6 +67,11 @@ constexpr int kBN176 = 176;
 constexpr int kStagesBase = 2;      // K/V ring depth, default variant
 constexpr int kStagesPingPong = 3;  // K/V ring depth, ping-pong variant (128-key tiles)
 constexpr int fwd_stages(bool pingpong, int bn) { return pingpong && bn == kBNBase ? kStagesPingPong : kStagesBase; }
+// The 176-key kernels release K and V of a stage separately: K after the S GEMM that read it
+// (k_empty), V after the P V GEMM (kv_empty). With one release after P V, a 2-stage ring has the
+// next-but-one K load start only when the current P V ends, one block before that K is needed,
+// and the ping-pong variant starved (0.72-0.77 of the 128-key speed, H200, 114b83c).
+constexpr bool fwd_split_kv_release(int bn) { return bn != kBNBase; }
 constexpr int kThreads = 384;      // producer WG + 2 consumer WGs
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;
@@ -228,12 +233,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStages = fwd_stages(kPingPong, kBN);
   using L = Sm90FwdSmem<D, kStages, kBN>;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  __shared__ __align__(8) uint64_t bars[2 + 3 * kStages];
+  constexpr bool kSplitKV = fwd_split_kv_release(kBN);
+  __shared__ __align__(8) uint64_t bars[2 + (kSplitKV ? 4 : 3) * kStages];
   uint64_t* q_full = &bars[0];
   uint64_t* k_full = &bars[1];
   uint64_t* v_full = &bars[1 + kStages];
-  uint64_t* kv_empty = &bars[1 + 2 * kStages];
+  uint64_t* kv_empty = &bars[1 + 2 * kStages];  // kSplitKV: V only
   uint64_t* q_empty = &bars[1 + 3 * kStages];
+  uint64_t* k_empty = &bars[2 + 3 * kStages];   // kSplitKV only
 
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
   uint8_t* sQ = smem + L::kQOff;
@@ -250,6 +257,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       cuda::ptx::mbarrier_init(&k_full[s], 1);
       cuda::ptx::mbarrier_init(&v_full[s], 1);
       cuda::ptx::mbarrier_init(&kv_empty[s], kConsumerWarps);
+      if constexpr (kSplitKV) cuda::ptx::mbarrier_init(&k_empty[s], kConsumerWarps);
     }
     cuda::ptx::mbarrier_init(q_empty, kConsumerWarps);
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
@@ -286,13 +294,14 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int s = kv_count % kStages;
             const uint32_t use_parity = (kv_count / kStages) & 1;
             const int j = n_blocks - 1 - it;
-            wait_stage(&kv_empty[s], use_parity ^ 1, kWaitEmpty, s);
+            wait_stage(kSplitKV ? &k_empty[s] : &kv_empty[s], use_parity ^ 1, kWaitEmpty, s);
             uint8_t* k_dst = sK + s * L::kKVBytes;
             uint8_t* v_dst = sV + s * L::kKVBytes;
             sm90::mbar_arrive_expect_tx(&k_full[s], L::kKVBytes);
 #pragma unroll
             for (int c = 0; c < D / 64; ++c)
               sm90::tma_load_4d(k_dst + c * sm90::subtile_bytes(kBN), &tm_k, 64 * c, j * kBN, hk, b, &k_full[s]);
+            if constexpr (kSplitKV) wait_stage(&kv_empty[s], use_parity ^ 1, kWaitEmpty, s);
             sm90::mbar_arrive_expect_tx(&v_full[s], L::kKVBytes);
 #pragma unroll
             for (int c = 0; c < D / 64; ++c)
@@ -425,6 +434,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           pass_turn();
           ptx::wgmma_wait_group<0>();
           ptx::warpgroup_fence_operand(s);
+          if constexpr (kSplitKV) {
+            if (lane == 0) cuda::ptx::mbarrier_arrive(&k_empty[st0]);  // S_0 has read K_0
+          }
           if (kPeelLastS && n_blocks == 1) release_q();
           softmax(n_blocks - 1, corr);
           to_pfrag();
@@ -453,6 +465,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           float corr[2];
           ptx::wgmma_wait_group<1>();  // S_{it+1} done (groups retire in order); P_it V_it may still run
           ptx::warpgroup_fence_operand(s);
+          if constexpr (kSplitKV) {
+            if (lane == 0) cuda::ptx::mbarrier_arrive(&k_empty[st1]);  // S_{it+1} has read K_{it+1}
+          }
           if (last_s) release_q();  // that was the tile's last S GEMM
           softmax(n_blocks - 2 - it, corr);
           ptx::wgmma_wait_group<0>();  // P_it V_it done: O, the P fragments and stage st are free
