@@ -71,7 +71,10 @@ constexpr int fwd_stages(bool pingpong, int bn) { return pingpong && bn == kBNBa
 // (k_empty), V after the P V GEMM (kv_empty). With one release after P V, a 2-stage ring has the
 // next-but-one K load start only when the current P V ends, one block before that K is needed,
 // and the ping-pong variant starved (0.72-0.77 of the 128-key speed, H200, 114b83c).
-constexpr bool fwd_split_kv_release(int bn) { return bn != kBNBase; }
+#ifndef DASH_FWD_SPLIT_KV_ALL
+#define DASH_FWD_SPLIT_KV_ALL 1  // EXPERIMENT: every kernel
+#endif
+constexpr bool fwd_split_kv_release(int bn) { return bn != kBNBase || DASH_FWD_SPLIT_KV_ALL; }
 constexpr int kThreads = 384;      // producer WG + 2 consumer WGs
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;
