@@ -21,6 +21,9 @@
 //   k_full[s], v_full[s]  count 1 + tx (K/V tile bytes) use u of stage s waits parity u & 1
 //   kv_empty[s]       count 8 (lane 0 of each consumer warp, after the P V GEMM of the stage)
 //                     producer's use u of stage s waits parity (u & 1) ^ 1 (first pass falls through)
+//   k_empty[s]        (fwd_split_kv_release kernels: 176-key tiles, hdim 64 full) count 8, after the
+//                     S GEMM that read K of the stage; the producer waits it before the K load and
+//                     kv_empty (then V only) before the V load
 // Expected bytes are whole boxes: TMA counts the zero-filled rows past seqlen as delivered.
 //
 // Ping-pong variant (kPingPong, DASH_FWD_PINGPONG=1; NOT YET RUN ON A GPU, docs/fwd-sm90.md):
@@ -67,14 +70,14 @@ constexpr int kBN176 = 176;
 constexpr int kStagesBase = 2;      // K/V ring depth, default variant
 constexpr int kStagesPingPong = 3;  // K/V ring depth, ping-pong variant (128-key tiles)
 constexpr int fwd_stages(bool pingpong, int bn) { return pingpong && bn == kBNBase ? kStagesPingPong : kStagesBase; }
-// The 176-key kernels release K and V of a stage separately: K after the S GEMM that read it
-// (k_empty), V after the P V GEMM (kv_empty). With one release after P V, a 2-stage ring has the
-// next-but-one K load start only when the current P V ends, one block before that K is needed,
-// and the ping-pong variant starved (0.72-0.77 of the 128-key speed, H200, 114b83c).
-#ifndef DASH_FWD_SPLIT_KV_ALL
-#define DASH_FWD_SPLIT_KV_ALL 1  // EXPERIMENT: every kernel
-#endif
-constexpr bool fwd_split_kv_release(int bn) { return bn != kBNBase || DASH_FWD_SPLIT_KV_ALL; }
+// K and V of a stage released separately: K after the S GEMM that read it (k_empty), V after the
+// P V GEMM (kv_empty), instead of both after P V. With one release, a 2-stage ring has the
+// next-but-one K load start only when the current P V ends, one block before that K is needed:
+// the 176-key kernels' ping-pong variant starved (0.72-0.77 of the 128-key speed; with the split
+// release 0.97-1.02, H200, 114b83c / 82703d9). In the 128-key kernels (scripts/gpu-next25.sh,
+// old / new forward time, min of 3 rounds): hdim 64 full 1.007-1.019 (kept), hdim 128 0.996-1.005
+// (not kept: the same speed), hdim 64 causal 0.946-0.974 (not kept). docs/fwd-sm90.md.
+constexpr bool fwd_split_kv_release(int bn, int d, bool causal) { return bn != kBNBase || (d == 64 && !causal); }
 constexpr int kThreads = 384;      // producer WG + 2 consumer WGs
 constexpr int kProducerRegs = 24;
 constexpr int kConsumerRegs = 240;
@@ -236,7 +239,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStages = fwd_stages(kPingPong, kBN);
   using L = Sm90FwdSmem<D, kStages, kBN>;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  constexpr bool kSplitKV = fwd_split_kv_release(kBN);
+  constexpr bool kSplitKV = fwd_split_kv_release(kBN, D, kCausal);
   __shared__ __align__(8) uint64_t bars[2 + (kSplitKV ? 4 : 3) * kStages];
   uint64_t* q_full = &bars[0];
   uint64_t* k_full = &bars[1];
