@@ -26,3 +26,26 @@ bench_every_schedule() {
   done
 }
 
+# compute-sanitizer TOOL... on one gtest FILTER of bins/new/dash_gpu_tests (env as the caller's),
+# logs $O/san-TOOL.log, one summary line per tool.
+sanitize_filter() {
+  local filter=$1; shift
+  for tool in "$@"; do
+    timeout -k 5 120 compute-sanitizer --tool "$tool" bins/new/dash_gpu_tests --gtest_filter="$filter" > "$O/san-$tool.log" 2>&1
+    echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$O/san-$tool.log" | tr '\n' ' ')"
+  done
+}
+# ncu of `shift` at HDIM / SEQLEN, ordered and unordered (DASH_DEBUG_UNORDERED=1), with the hot
+# loop's stall pieces (scripts/ncu_stalls.py --phases): $O/ncu/{bwd-shift-ordered,bwd-shift}*,
+# phases-*.txt (gpu-next20.sh PART=3, gpu-next21.sh PART=2).
+ncu_shift_ordered_unordered() {
+  mkdir -p "$O/ncu"
+  OUT="$O/ncu" BUILD_DIR=bins/new HDIM=$1 SEQLEN=$2 SCHEDULES=shift bash scripts/profile-bwd.sh
+  mv "$O/ncu/bwd-shift-sass.csv" "$O/ncu/bwd-shift-ordered-sass.csv"; mv "$O/ncu/bwd-shift.txt" "$O/ncu/bwd-shift-ordered.txt"
+  OUT="$O/ncu" BUILD_DIR=bins/new HDIM=$1 SEQLEN=$2 SCHEDULES=shift DASH_DEBUG_UNORDERED=1 bash scripts/profile-bwd.sh
+  rm -f "$O"/ncu/*.ncu-rep
+  for v in shift-ordered shift; do
+    echo "== phases $v"; python3 scripts/ncu_stalls.py "$O/ncu/bwd-$v-sass.csv" --phases --top 12 > "$O/ncu/phases-$v.txt" 2>&1
+    head -40 "$O/ncu/phases-$v.txt"
+  done
+}

@@ -40,15 +40,7 @@ if [ "${PART:-1}" = 1 ]; then
 elif [ "${PART:-1}" = 2 ]; then
   PIP_INSTALL=1 bash scripts/gpu-pytest-peers.sh "$O"
 else
-  mkdir -p "$O/ncu"
-  OUT="$O/ncu" BUILD_DIR=bins/new HDIM=128 SEQLEN=8192 SCHEDULES=shift bash scripts/profile-bwd.sh
-  mv "$O/ncu/bwd-shift-sass.csv" "$O/ncu/bwd-shift-ordered-sass.csv"; mv "$O/ncu/bwd-shift.txt" "$O/ncu/bwd-shift-ordered.txt"
-  OUT="$O/ncu" BUILD_DIR=bins/new HDIM=128 SEQLEN=8192 SCHEDULES=shift DASH_DEBUG_UNORDERED=1 bash scripts/profile-bwd.sh
-  rm -f "$O"/ncu/*.ncu-rep
-  for v in shift-ordered shift; do
-    echo "== phases $v"; python3 scripts/ncu_stalls.py "$O/ncu/bwd-$v-sass.csv" --phases --top 12 > "$O/ncu/phases-$v.txt" 2>&1
-    head -60 "$O/ncu/phases-$v.txt"
-  done
+  ncu_shift_ordered_unordered 128 8192
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"

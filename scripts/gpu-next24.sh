@@ -15,11 +15,7 @@ echo "== tests $(el)"
 timeout -k 5 200 bins/new/dash_gpu_tests --gtest_filter='Shapes/FwdSm90Bn176.*:Shapes/FwdSm90.*:Shapes/FwdSm90PingPong.*' > "$O/fwd-tests.log" 2>&1
 echo "rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$O/fwd-tests.log" | tr '\n' ' ')"
 grep -E "^\[  FAILED|Failure" "$O/fwd-tests.log" | head -5
-for tool in memcheck racecheck synccheck; do
-  DASH_FWD_BN176=1 timeout -k 5 120 compute-sanitizer --tool $tool bins/new/dash_gpu_tests \
-    --gtest_filter='Shapes/FwdSm90Bn176.*/bf16_d128_full_b2_sq113_sk1000_h8_2' > "$O/san-$tool.log" 2>&1
-  echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$O/san-$tool.log" | tr '\n' ' ')"
-done
+DASH_FWD_BN176=1 sanitize_filter 'Shapes/FwdSm90Bn176.*/bf16_d128_full_b2_sq113_sk1000_h8_2' memcheck racecheck synccheck
 echo "== bench $(el)"
 for r in 1 2 3; do
   for e in 0 1; do

@@ -15,11 +15,7 @@ echo "== tests $(el)"
 timeout -k 5 200 bins/new/dash_gpu_tests --gtest_filter='Shapes/FwdSm90*' > "$O/fwd-tests.log" 2>&1
 echo "rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$O/fwd-tests.log" | tr '\n' ' ')"
 grep -E "^\[  FAILED|Failure" "$O/fwd-tests.log" | head -5
-for tool in racecheck synccheck; do
-  timeout -k 5 120 compute-sanitizer --tool $tool bins/new/dash_gpu_tests \
-    --gtest_filter='Shapes/FwdSm90.*/bf16_d128_full_b1_sq1000_sk1000_h8_2:Shapes/FwdSm90.*/bf16_d64_causal_b2_sq113_sk113_h4_1' > "$O/san-$tool.log" 2>&1
-  echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$O/san-$tool.log" | tr '\n' ' ')"
-done
+sanitize_filter 'Shapes/FwdSm90.*/bf16_d128_full_b1_sq1000_sk1000_h8_2:Shapes/FwdSm90.*/bf16_d64_causal_b2_sq113_sk113_h4_1' racecheck synccheck
 echo "== bench $(el)"
 for r in 1 2 3; do
   for v in old new; do

@@ -279,11 +279,12 @@ static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm8
 // (80 / 64 rows, bf16, 1k-16k, 2 interleaved rounds, docs/perf.md v19): descending 1.017-1.124x,
 // spt 1.047-1.118x, atomic 1.039-1.087x; the whole GPU suite passed with it (470 tests).
 inline bool bwd_sm90_d64_causal_bm80_enabled() { return env_not_zero("DASH_BWD_SM90_D64_CAUSAL_BM80"); }
-// Causal masks at head_dim 128 (DRAFT, eighteenth session, compile-checked only: not yet run on a
-// GPU; DASH_BWD_SM90_D128_CAUSAL_BM80=1 turns it on): the 24 / 240 80-row kernel with the causal
-// mask (bf16 and fp16; 0 spills with q_lim opaque in the mask, compute_p's kOpaqueLim). By default
-// with the draft on only atomic takes it (as at full masks, where descending lost 2-14% on the
-// single staging buffer); DASH_BWD_SM90_BLOCK_M=80 forces it for the A/B of the ordered schedules.
+// Causal masks at head_dim 128 (DRAFT, eighteenth session; DASH_BWD_SM90_D128_CAUSAL_BM80=1 turns it
+// on): the 24 / 240 80-row kernel with the causal mask (bf16 and fp16; 0 spills with q_lim opaque in
+// the mask, compute_p's kOpaqueLim). With the draft on only atomic takes it by default;
+// DASH_BWD_SM90_BLOCK_M=80 forces it for the others. Measured slower than the 64-row tiles on the
+// H200 for every schedule (80 / 64 rows speed, 1k-16k, docs/perf.md v20 item 1): atomic
+// 0.919-0.977, spt 0.915-0.942, descending 0.894-0.919; correct (its tests passed), not the default.
 inline bool bwd_sm90_d128_causal_bm80_enabled() { return env_set_to_one("DASH_BWD_SM90_D128_CAUSAL_BM80"); }
 inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   if (bwd_lagged_dq_enabled()) return false;
