@@ -79,6 +79,7 @@ constexpr int kBM = kBwdSm90BlockM;  // 64 query rows per Q tile
 // templates take BM = kBM or kBM80. With BM = 80, S^T / dP^T are m64n80, P^T / dS^T feed 5 k-steps,
 // dQ is computed transposed (dQ^T = K^T dS^T, dS stored non-transposed) and staged in ONE buffer.
 constexpr int kBM80 = kBwdSm90BlockM80;
+constexpr int kBM96 = kBwdSm90BlockM96;  // DRAFT: head_dim 64 only, the 80-row code with BM = 96
 constexpr int kBN = kBwdSm90BlockN;  // 128 keys per KV tile (2 MMA warpgroups x 64)
 constexpr int kThreads = 384;
 constexpr int kMmaThreads = 256;
@@ -108,7 +109,7 @@ static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
 template <int D, int BM = kBM>
 struct Sm90BwdSmem {
-  static_assert(BM == kBM || BM == kBM80, "64- or 80-row tiles");
+  static_assert(BM == kBM || BM == kBM80 || (BM == kBM96 && D == 64), "64- or 80-row tiles (96: head_dim 64)");
   static constexpr int kChunks = D / 64;                               // 64-wide sub-tiles of hdim
   static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * kChunks;  // K or V [128 x D]
   static constexpr uint32_t kQBytes = sm90::subtile_bytes(BM) * kChunks;    // Q or dO [BM x D]
@@ -220,17 +221,18 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
 // float4: acc[4n..4n+3] of the dQ^T accumulator of warpgroup w (rows = hdim 64w.., columns = the
 // tile's 80 query rows): (d, q), (d, q+1), (d+8, q), (d+8, q+1) with d = 64w + 16(t/32) + (t%32)/4,
 // q = 8n + 2(t%4). Head_dim 64: one warpgroup block, w = 0, whichever warpgroup computed it.
-template <typename T, int D>
+// BM: 80, or 96 (the head_dim 64 draft): n runs to BM / 8.
+template <typename T, int D, int BM>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
-  constexpr int kN = kBM80 / 8;
+  constexpr int kN = BM / 8;
   int tile, c;
   float4 x;
-  if (!staged_dq_chunk(p, D, kBM80, &tile, &c, &x)) return;
+  if (!staged_dq_chunk(p, D, BM, &tile, &c, &x)) return;
   const TileProblem& tp = p.model.p;
   const int h = blockIdx.y, b = blockIdx.z;
   const int w = c / (kN * 128), n = (c / 128) % kN, t = c % 128;
   const int d = 64 * w + 16 * (t / 32) + (t % 32) / 4;
-  const int q0 = tile * kBM80 + 8 * n + 2 * (t % 4);
+  const int q0 = tile * BM + 8 * n + 2 * (t % 4);
   T* dst = static_cast<T*>(p.dq.ptr) + b * p.dq.sb + h * p.dq.sh + d;
   if (q0 < tp.seqlen_q) {
     dst[(int64_t)q0 * p.dq.ss] = static_cast<T>(x.x * p.scale);
@@ -796,7 +798,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(BM == kBM || D == 128 || !kLean, "80-row tiles at head_dim 64: the 40 / 232 split only");
   static_assert(!kLean || !kLag, "the 24-register producer split is not built with the lagged-dQ draft");
   using L = Sm90BwdSmem<D, BM>;
-  constexpr bool kT80 = BM == kBM80;  // the 80-row tile (dQ transposed; one staging buffer at head_dim 128)
+  constexpr bool kT80 = BM != kBM;  // the 80-row tile (dQ transposed; one staging buffer at head_dim 128), or 96 rows
   // 80-row tile at 232 registers: dP^T issued only after P^T is packed (S^T and dP^T do not
   // overlap), dQ^T after dK. With kLean's 240 the 64-row order, both overlaps (compile-checked: no
   // spills, no serialized wgmma).
@@ -1446,6 +1448,16 @@ struct MainLauncher {
       }
       return cudaErrorNotSupported;  // no such 80-row kernel (the host asks bwd_sm90_has_bm80 first)
     }
+    if (p.model.p.block_m == kBM96) {  // DRAFT: head_dim 64, the 40 / 232 split
+      if constexpr (D == 64) {
+        if constexpr (!C) {
+          if (!lean && wrank) return launch_main<T, D, C, false, kBM96, false, false, kWRankShift>(p, maps, num_ctas, stream);
+          if (!lean && split) return launch_main<T, D, C, false, kBM96, false, true>(p, maps, num_ctas, stream);
+        }
+        if (!lean) return launch_main<T, D, C, false, kBM96>(p, maps, num_ctas, stream);
+      }
+      return cudaErrorNotSupported;
+    }
     // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
     if constexpr (D == 128) {
       if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
@@ -1464,6 +1476,10 @@ struct OccupancyQuery {
       if constexpr (kHasBm80<T, D, C>) return occupancy<T, D, C, kBM80, kHasBm80Lean<T, D, C>>(ctas_per_sm);
       return cudaErrorNotSupported;
     }
+    if (block_m == kBM96) {
+      if constexpr (D == 64) return occupancy<T, D, C, kBM96, false>(ctas_per_sm);
+      return cudaErrorNotSupported;
+    }
     return occupancy<T, D, C>(ctas_per_sm);
   }
 };
@@ -1474,8 +1490,14 @@ struct PostLauncher {
     const int chunks = tp.m_tiles() * tp.block_m * D / 4;
     const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
     if (tp.block_m == kBM80) {
-      attn_bwd_postprocess_sm90_bm80<T, D><<<grid, 256, 0, stream>>>(p);
+      attn_bwd_postprocess_sm90_bm80<T, D, kBM80><<<grid, 256, 0, stream>>>(p);
       return cudaGetLastError();
+    }
+    if constexpr (D == 64) {
+      if (tp.block_m == kBM96) {
+        attn_bwd_postprocess_sm90_bm80<T, D, kBM96><<<grid, 256, 0, stream>>>(p);
+        return cudaGetLastError();
+      }
     }
     attn_bwd_postprocess_sm90<T><<<grid, 256, 0, stream>>>(p, D);
     return cudaGetLastError();
@@ -1487,7 +1509,9 @@ struct PostLauncher {
 cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const TensorRef& k, const TensorRef& v,
                              const TensorRef& dout, int block_m, BwdSm90Maps* maps) {
   if (!bwd_sm90_covers(s.dtype, s.head_dim)) return cudaErrorNotSupported;
-  if (block_m != kBM && !(block_m == kBM80 && bwd_sm90_has_bm80(s))) return cudaErrorNotSupported;
+  const bool tall_ok = (block_m == kBM80 || (block_m == kBM96 && s.head_dim == 64 && bwd_sm90_d64_bm96_enabled())) &&
+                       bwd_sm90_has_bm80(s);
+  if (block_m != kBM && !tall_ok) return cudaErrorNotSupported;
   if (!current_device_is_sm90()) return cudaErrorNotSupported;  // sm_90a code only
   const Strides3 sq{q.sb, q.ss, q.sh}, sk{k.sb, k.ss, k.sh}, sv{v.sb, v.ss, v.sh}, sd{dout.sb, dout.ss, dout.sh};
   const DType dt = s.dtype;
@@ -1505,7 +1529,7 @@ cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& ma
   if (p.model.p.block_n != kBN) return cudaErrorNotSupported;
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   const int bm = p.model.p.block_m;
-  if (bm != kBM && bm != kBM80) return cudaErrorNotSupported;  // MainLauncher: which 80-row kernels exist
+  if (bm != kBM && bm != kBM80 && bm != kBM96) return cudaErrorNotSupported;  // MainLauncher: which 80-row kernels exist
   return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }
 
