@@ -426,6 +426,29 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
 // reproducible bit for bit over reruns, grid sizes and dispatches (the deterministic schedules that
 // ran 80 rows); not taken when the other register split is forced (`other_split`: there is no such
 // kernel) nor with env=0.
+// The gradients' bits of `p` (just run on pr) again over `reruns` reruns and grids 64 / 31 with both
+// dispatches, every run on want_block_m-row tiles.
+void expect_bits_over_reruns_and_grids(Problem& pr, AttnBwdParams p, const ProblemSpec& s, Schedule sc, int reruns,
+                                       int want_block_m) {
+  BwdLaunchInfo info;
+  const uint64_t h0 = pr.grad_hash();
+  for (int rerun = 0; rerun < reruns; ++rerun) {
+    ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
+    ASSERT_EQ(pr.grad_hash(), h0) << "rerun " << rerun << " " << s.str() << " " << schedule_name(sc);
+  }
+  for (int grid : {64, 31})
+    for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
+      p.num_ctas = grid;
+      p.dispatch = d;
+      const Status st = run_sm90_bwd(pr, p, &info);
+      if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // shift's group > grid
+      ASSERT_TRUE(st.ok()) << st.message;
+      ASSERT_EQ(info.block_m, want_block_m);
+      EXPECT_EQ(pr.grad_hash(), h0) << "grid " << grid << " " << dispatch_name(d) << " " << s.str() << " "
+                                    << schedule_name(sc);
+    }
+}
+
 void expect_bm80(const char* env, DType dt, int head_dim, const std::vector<Schedule>& schedules, int want_regs,
                  const char* other_split, int seed0, bool causal = false, const char* on_value = nullptr) {
   ScopedEnv on(env, on_value);
@@ -453,22 +476,7 @@ void expect_bm80(const char* env, DType dt, int head_dim, const std::vector<Sche
         if (want80) ASSERT_EQ(info.producer_regs, want_regs);
         check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
         if (sc == Schedule::kAtomic || !want80) continue;
-        const uint64_t h0 = pr.grad_hash();
-        for (int rerun = 0; rerun < 5; ++rerun) {
-          ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
-          ASSERT_EQ(pr.grad_hash(), h0) << "rerun " << rerun << " " << s.str() << " " << schedule_name(sc);
-        }
-        for (int grid : {64, 31})
-          for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
-            p.num_ctas = grid;
-            p.dispatch = d;
-            st = run_sm90_bwd(pr, p, &info);
-            if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // shift's group > grid
-            ASSERT_TRUE(st.ok()) << st.message;
-            ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
-            EXPECT_EQ(pr.grad_hash(), h0) << "grid " << grid << " " << dispatch_name(d) << " " << s.str() << " "
-                                          << schedule_name(sc);
-          }
+        ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 5, kernels::kBwdSm90BlockM80));
       }
     }
     {  // The other register split forced: no such 80-row kernel, so 64-row tiles even where forced.
@@ -558,22 +566,7 @@ TEST(BwdSm90D64Bm96, AccurateAndBitwiseReproducible) {
             ASSERT_EQ(info.producer_regs, 40);
             check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
             if (sc == Schedule::kAtomic || !want96) continue;
-            const uint64_t h0 = pr.grad_hash();
-            for (int rerun = 0; rerun < 3; ++rerun) {
-              ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
-              ASSERT_EQ(pr.grad_hash(), h0) << "rerun " << rerun << " " << s.str() << " " << schedule_name(sc);
-            }
-            for (int grid : {64, 31})
-              for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic}) {
-                p.num_ctas = grid;
-                p.dispatch = d;
-                st = run_sm90_bwd(pr, p, &info);
-                if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // shift's group > grid
-                ASSERT_TRUE(st.ok()) << st.message;
-                ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM96);
-                EXPECT_EQ(pr.grad_hash(), h0) << "grid " << grid << " " << dispatch_name(d) << " " << s.str() << " "
-                                              << schedule_name(sc);
-              }
+            ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM96));
           }
       }
 }
@@ -1248,16 +1241,23 @@ TEST(BwdSm90SplitRankRule, ShiftAndSymmetricShift) {
   }
 }
 
+// Every switch of the sm90 backward's tile rule at its default (unset) for the scope.
+struct DefaultTileSwitches {
+  ScopedEnv block_m{"DASH_BWD_SM90_BLOCK_M", nullptr};
+  ScopedEnv lag{"DASH_BWD_LAGGED_DQ", nullptr};
+  ScopedEnv fp16{"DASH_BWD_SM90_FP16_BM80", nullptr};
+  ScopedEnv d64{"DASH_BWD_SM90_D64_BM80", nullptr};
+  ScopedEnv d64_causal{"DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr};
+  ScopedEnv d128_causal{"DASH_BWD_SM90_D128_CAUSAL_BM80", nullptr};
+  ScopedEnv d64_bm96{"DASH_BWD_SM90_D64_BM96", nullptr};
+  ScopedEnv split{"DASH_BWD_SM90_PRODUCER24", nullptr};
+};
+
 // Host only: the head_dim 64 96-row draft's tile rule (DASH_BWD_SM90_D64_BM96=1): 96 rows where 80
 // would run at head_dim 64, nowhere at head_dim 128, forced with DASH_BWD_SM90_BLOCK_M=96 only at
 // head_dim 64; the workspace query covers its layout only with the draft on.
 TEST(BwdSm90TileRule, NinetySixRowDraftOnlyAtHeadDim64) {
-  ScopedEnv clear("DASH_BWD_SM90_BLOCK_M", nullptr);
-  ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
-  ScopedEnv d64_on("DASH_BWD_SM90_D64_BM80", nullptr);
-  ScopedEnv d64c_on("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);
-  ScopedEnv d128c_off("DASH_BWD_SM90_D128_CAUSAL_BM80", nullptr);
-  ScopedEnv split_default("DASH_BWD_SM90_PRODUCER24", nullptr);
+  const DefaultTileSwitches defaults;
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 64; s.dtype = DType::kBF16; s.causal = false;
   s.seqlen_q = s.seqlen_k = 1000;
@@ -1299,13 +1299,7 @@ TEST(BwdSm90TileRule, NinetySixRowDraftOnlyAtHeadDim64) {
 // Host only: which Q tile height the sm90 backward takes (bwd_sm90_block_m), and the workspace
 // size query covering both layouts.
 TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
-  ScopedEnv clear("DASH_BWD_SM90_BLOCK_M", nullptr);
-  ScopedEnv lag("DASH_BWD_LAGGED_DQ", nullptr);
-  ScopedEnv fp16_on("DASH_BWD_SM90_FP16_BM80", nullptr);
-  ScopedEnv d64_on("DASH_BWD_SM90_D64_BM80", nullptr);
-  ScopedEnv d64c_on("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);
-  ScopedEnv d128c_off("DASH_BWD_SM90_D128_CAUSAL_BM80", nullptr);
-  ScopedEnv split_default("DASH_BWD_SM90_PRODUCER24", nullptr);
+  const DefaultTileSwitches defaults;
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
   auto bm = [&](int seqlen, bool causal, DType dt, int d, Schedule sc, int seqlen_k = 0) {
