@@ -8,7 +8,7 @@ gpu_setup() {
   export PATH="/usr/local/cuda/bin:$PATH" MAX_JOBS=$(nproc)
   unset DASH_BWD_SM90_BLOCK_M DASH_BWD_SPLIT_RANK DASH_HEAD_BLOCK DASH_DEBUG_UNORDERED DASH_BWD_WRITER_RANK \
     DASH_BWD_WRITER_RANK_CAUSAL DASH_BWD_SM90_PRODUCER24 DASH_BWD_SM90_FP16_BM80 DASH_BWD_SM90_D64_BM80 DASH_BWD_SM90_D64_CAUSAL_BM80 \
-    DASH_BWD_SM90_D128_CAUSAL_BM80 DASH_BWD_SM90_D64_BM96
+    DASH_BWD_SM90_D128_CAUSAL_BM80 DASH_BWD_SM90_D64_BM
   [ -d bins ] || tar xzf bins.tgz
   nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$O/machine.txt" 2>&1
 }

@@ -9,10 +9,11 @@
 #           auto at both head dims (auto's head_dim 64 long-full rule in the standard sweep);
 #   PART=2: pip install + pytest, then the peers benchmark (PEERS_BUDGET_S 300: all 24 points) for the
 #           README table with the head_dim 64 long-full rule;
-#   PART=3: the head_dim 64 96-row draft (DASH_BWD_SM90_D64_BM96=1; compile-checked only so far):
-#           BwdSm90D64Bm96 (DASH_TEST_SM90_DRAFT=1), memcheck / racecheck / synccheck of one 96-row
-#           case, then 2 interleaved rounds of `dash-attn bench` at hdim 64 full and causal 1k-16k,
-#           80 rows (the default) against 96 for atomic / shift / spt / descending.
+#   PART=3: the head_dim 64 tall-tile draft (DASH_BWD_SM90_D64_BM=96 / 112; compile-checked only so
+#           far): BwdSm90D64TallTiles (DASH_TEST_SM90_DRAFT=1), memcheck / racecheck / synccheck of
+#           small 96- and 112-row launches, then 2 interleaved rounds of `dash-attn bench` at hdim 64
+#           full and causal 1k-16k, 80 rows (the default) against 96 and 112 for atomic / shift / spt
+#           / descending.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -27,22 +28,24 @@ if [ "${PART:-1}" = 1 ]; then
 elif [ "${PART:-1}" = 2 ]; then
   PIP_INSTALL=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-300} bash scripts/gpu-pytest-peers.sh "$O"
 else
-  echo "== 96-row draft tests $(el)"
-  DASH_TEST_SM90_DRAFT=1 timeout -k 5 300 bins/new/dash_gpu_tests --gtest_filter='BwdSm90D64Bm96.*:BwdSm90TileRule.*' \
+  echo "== tall-tile draft tests $(el)"
+  DASH_TEST_SM90_DRAFT=1 timeout -k 5 300 bins/new/dash_gpu_tests --gtest_filter='BwdSm90D64TallTiles.*:BwdSm90TileRule.*' \
     > "$O/bm96-tests.log" 2>&1
   echo "rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$O/bm96-tests.log" | tr '\n' ' ')"
   grep -E "Failure|FAILED" "$O/bm96-tests.log" | head -5
-  for tool in memcheck racecheck synccheck; do  # a small 96-row shift and causal spt launch
-    for c in 0 1; do
-      DASH_BWD_SM90_D64_BM96=1 timeout -k 5 120 compute-sanitizer --tool $tool bins/new/dash-attn bench --hdim 64 \
-        --causal $c --seqlen 1100 --batch 1 --heads 2 --kv-heads 1 --schedules shift,spt --reps 1 > "$O/san96-$tool-c$c.log" 2>&1
-      echo "$tool causal $c rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/san96-$tool-c$c.log" | tr '\n' ' ')"
+  for tool in memcheck racecheck synccheck; do  # small shift and spt launches, full and causal
+    for h in 96 112; do
+      for c in 0 1; do
+        DASH_BWD_SM90_D64_BM=$h timeout -k 5 120 compute-sanitizer --tool $tool bins/new/dash-attn bench --hdim 64 \
+          --causal $c --seqlen 1100 --batch 1 --heads 2 --kv-heads 1 --schedules shift,spt --reps 1 > "$O/san$h-$tool-c$c.log" 2>&1
+        echo "$tool $h causal $c rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/san$h-$tool-c$c.log" | tr '\n' ' ')"
+      done
     done
   done
   for r in 1 2; do
-    for e in 0 1; do
+    for e in 80 96 112; do
       for c in 0 1; do
-        DASH_BWD_SM90_D64_BM96=$e timeout -k 5 60 bins/new/dash-attn bench --hdim 64 --causal $c \
+        DASH_BWD_SM90_D64_BM=$e timeout -k 5 60 bins/new/dash-attn bench --hdim 64 --causal $c \
           --seqlen 1024,2048,4096,8192,16384 --schedules atomic,shift,spt,descending \
           --json "$O/bm96-$e-c$c-r$r.json" > /dev/null 2>&1 || echo "bench $e $c r$r rc $?"
       done
@@ -58,11 +61,13 @@ def load(e, c):
             t.setdefault((row["schedule"], row["seqlen"]), []).append((row["bwd_ms"], row["block_m"]))
     return {k: min(v) for k, v in t.items()}
 for c in (0, 1):
-    a, b = load(0, c), load(1, c)
-    print(f"hdim 64 {'causal' if c else 'full'}: 96-row speed / default (min of 2; the tile heights that ran)")
-    for sc in ("atomic", "shift", "spt", "descending"):
-        print(f"  {sc:11s}" + "".join(f"  {a[(sc, s)][0] / b[(sc, s)][0]:.3f} ({a[(sc, s)][1]}/{b[(sc, s)][1]})"
-                                      for s in (1024, 2048, 4096, 8192, 16384)))
+    a = load(80, c)
+    for h in (96, 112):
+        b = load(h, c)
+        print(f"hdim 64 {'causal' if c else 'full'}: {h}-row speed / default (min of 2; the tile heights that ran)")
+        for sc in ("atomic", "shift", "spt", "descending"):
+            print(f"  {sc:11s}" + "".join(f"  {a[(sc, s)][0] / b[(sc, s)][0]:.3f} ({a[(sc, s)][1]}/{b[(sc, s)][1]})"
+                                          for s in (1024, 2048, 4096, 8192, 16384)))
 PY
 fi
 echo "total $(el)"

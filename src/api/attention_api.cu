@@ -211,12 +211,13 @@ size_t attn_bwd_workspace_size(const AttnShape& shape) {
   if (!check_shape(shape).ok()) return 0;
   // Enough for either Q tile height (the sm90 80-row tiles pad seqlen_q to a multiple of 80, the
   // others to 64), so the size does not depend on which kernel attn_bwd picks.
-  // With the head_dim 64 96-row draft on (DASH_BWD_SM90_D64_BM96=1, read here as the launch reads
-  // it), its layout too.
+  // With the head_dim 64 draft on (DASH_BWD_SM90_D64_BM=96 / 112, read here as the launch reads it),
+  // the layouts of both its heights too (DASH_BWD_SM90_BLOCK_M may force either).
   size_t size = std::max(kernels::bwd_workspace_layout(shape, kernels::kBwdBlockM).total,
                          kernels::bwd_workspace_layout(shape, kernels::kBwdSm90BlockM80).total);
-  if (shape.head_dim == 64 && kernels::bwd_sm90_d64_bm96_enabled())
-    size = std::max(size, kernels::bwd_workspace_layout(shape, kernels::kBwdSm90BlockM96).total);
+  if (shape.head_dim == 64 && kernels::bwd_sm90_d64_tall_block_m() != 0)
+    for (int bm : {kernels::kBwdSm90BlockM96, kernels::kBwdSm90BlockM112})
+      size = std::max(size, kernels::bwd_workspace_layout(shape, bm).total);
   return size;
 }
 

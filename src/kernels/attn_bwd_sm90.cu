@@ -79,7 +79,8 @@ constexpr int kBM = kBwdSm90BlockM;  // 64 query rows per Q tile
 // templates take BM = kBM or kBM80. With BM = 80, S^T / dP^T are m64n80, P^T / dS^T feed 5 k-steps,
 // dQ is computed transposed (dQ^T = K^T dS^T, dS stored non-transposed) and staged in ONE buffer.
 constexpr int kBM80 = kBwdSm90BlockM80;
-constexpr int kBM96 = kBwdSm90BlockM96;  // DRAFT: head_dim 64 only, the 80-row code with BM = 96
+constexpr int kBM96 = kBwdSm90BlockM96;    // DRAFT (DASH_BWD_SM90_D64_BM): head_dim 64 only, the 80-row
+constexpr int kBM112 = kBwdSm90BlockM112;  // code with BM = 96 or 112
 constexpr int kBN = kBwdSm90BlockN;  // 128 keys per KV tile (2 MMA warpgroups x 64)
 constexpr int kThreads = 384;
 constexpr int kMmaThreads = 256;
@@ -109,7 +110,8 @@ static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
 template <int D, int BM = kBM>
 struct Sm90BwdSmem {
-  static_assert(BM == kBM || BM == kBM80 || (BM == kBM96 && D == 64), "64- or 80-row tiles (96: head_dim 64)");
+  static_assert(BM == kBM || BM == kBM80 || ((BM == kBM96 || BM == kBM112) && D == 64),
+                "64- or 80-row tiles (96 / 112: head_dim 64)");
   static constexpr int kChunks = D / 64;                               // 64-wide sub-tiles of hdim
   static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * kChunks;  // K or V [128 x D]
   static constexpr uint32_t kQBytes = sm90::subtile_bytes(BM) * kChunks;    // Q or dO [BM x D]
@@ -221,7 +223,7 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
 // float4: acc[4n..4n+3] of the dQ^T accumulator of warpgroup w (rows = hdim 64w.., columns = the
 // tile's 80 query rows): (d, q), (d, q+1), (d+8, q), (d+8, q+1) with d = 64w + 16(t/32) + (t%32)/4,
 // q = 8n + 2(t%4). Head_dim 64: one warpgroup block, w = 0, whichever warpgroup computed it.
-// BM: 80, or 96 (the head_dim 64 draft): n runs to BM / 8.
+// BM: 80, or 96 / 112 (the head_dim 64 draft): n runs to BM / 8.
 template <typename T, int D, int BM>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
   constexpr int kN = BM / 8;
@@ -1421,6 +1423,20 @@ constexpr bool kHasBm80 = kHasBm80Lean<T, D, C> || kHasBm80Wide<T, D, C>;
 
 template <typename T, int D, bool C>
 struct MainLauncher {
+  // DRAFT (DASH_BWD_SM90_D64_BM=96 / 112): head_dim 64's taller tiles, the 80-row set of variants
+  // at the 40 / 232 split (full: base, kWRankShift, kSplit; causal: base).
+  template <int BM>
+  static cudaError_t run_d64_tall(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas,
+                                  cudaStream_t stream, bool lean, bool wrank, bool split) {
+    if constexpr (D == 64) {
+      if constexpr (!C) {
+        if (!lean && wrank) return launch_main<T, D, C, false, BM, false, false, kWRankShift>(p, maps, num_ctas, stream);
+        if (!lean && split) return launch_main<T, D, C, false, BM, false, true>(p, maps, num_ctas, stream);
+      }
+      if (!lean) return launch_main<T, D, C, false, BM>(p, maps, num_ctas, stream);
+    }
+    return cudaErrorNotSupported;
+  }
   static cudaError_t run(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
     // The 24 / 240-register split (kLean): the 80-row tiles' default, DASH_BWD_SM90_PRODUCER24
     // forces it on / off (bwd_sm90_producer_regs); not with the lagged draft.
@@ -1448,16 +1464,8 @@ struct MainLauncher {
       }
       return cudaErrorNotSupported;  // no such 80-row kernel (the host asks bwd_sm90_has_bm80 first)
     }
-    if (p.model.p.block_m == kBM96) {  // DRAFT: head_dim 64, the 40 / 232 split
-      if constexpr (D == 64) {
-        if constexpr (!C) {
-          if (!lean && wrank) return launch_main<T, D, C, false, kBM96, false, false, kWRankShift>(p, maps, num_ctas, stream);
-          if (!lean && split) return launch_main<T, D, C, false, kBM96, false, true>(p, maps, num_ctas, stream);
-        }
-        if (!lean) return launch_main<T, D, C, false, kBM96>(p, maps, num_ctas, stream);
-      }
-      return cudaErrorNotSupported;
-    }
+    if (p.model.p.block_m == kBM96) return run_d64_tall<kBM96>(p, maps, num_ctas, stream, lean, wrank, split);
+    if (p.model.p.block_m == kBM112) return run_d64_tall<kBM112>(p, maps, num_ctas, stream, lean, wrank, split);
     // DASH_BWD_LAGGED_DQ=1 (draft): the lagged-dQ variant, head_dim 128 only.
     if constexpr (D == 128) {
       if (bwd_lagged_dq_enabled()) return launch_main<T, D, C, true>(p, maps, num_ctas, stream);
@@ -1476,8 +1484,9 @@ struct OccupancyQuery {
       if constexpr (kHasBm80<T, D, C>) return occupancy<T, D, C, kBM80, kHasBm80Lean<T, D, C>>(ctas_per_sm);
       return cudaErrorNotSupported;
     }
-    if (block_m == kBM96) {
-      if constexpr (D == 64) return occupancy<T, D, C, kBM96, false>(ctas_per_sm);
+    if (block_m == kBM96 || block_m == kBM112) {
+      if constexpr (D == 64)
+        return block_m == kBM96 ? occupancy<T, D, C, kBM96, false>(ctas_per_sm) : occupancy<T, D, C, kBM112, false>(ctas_per_sm);
       return cudaErrorNotSupported;
     }
     return occupancy<T, D, C>(ctas_per_sm);
@@ -1498,6 +1507,10 @@ struct PostLauncher {
         attn_bwd_postprocess_sm90_bm80<T, D, kBM96><<<grid, 256, 0, stream>>>(p);
         return cudaGetLastError();
       }
+      if (tp.block_m == kBM112) {
+        attn_bwd_postprocess_sm90_bm80<T, D, kBM112><<<grid, 256, 0, stream>>>(p);
+        return cudaGetLastError();
+      }
     }
     attn_bwd_postprocess_sm90<T><<<grid, 256, 0, stream>>>(p, D);
     return cudaGetLastError();
@@ -1509,8 +1522,8 @@ struct PostLauncher {
 cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const TensorRef& k, const TensorRef& v,
                              const TensorRef& dout, int block_m, BwdSm90Maps* maps) {
   if (!bwd_sm90_covers(s.dtype, s.head_dim)) return cudaErrorNotSupported;
-  const bool tall_ok = (block_m == kBM80 || (block_m == kBM96 && s.head_dim == 64 && bwd_sm90_d64_bm96_enabled())) &&
-                       bwd_sm90_has_bm80(s);
+  const bool draft = s.head_dim == 64 && bwd_sm90_d64_tall_block_m() != 0;  // (either height, as bwd_sm90_block_m)
+  const bool tall_ok = (block_m == kBM80 || ((block_m == kBM96 || block_m == kBM112) && draft)) && bwd_sm90_has_bm80(s);
   if (block_m != kBM && !tall_ok) return cudaErrorNotSupported;
   if (!current_device_is_sm90()) return cudaErrorNotSupported;  // sm_90a code only
   const Strides3 sq{q.sb, q.ss, q.sh}, sk{k.sb, k.ss, k.sh}, sv{v.sb, v.ss, v.sh}, sd{dout.sb, dout.ss, dout.sh};
@@ -1529,7 +1542,7 @@ cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& ma
   if (p.model.p.block_n != kBN) return cudaErrorNotSupported;
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   const int bm = p.model.p.block_m;
-  if (bm != kBM && bm != kBM80 && bm != kBM96) return cudaErrorNotSupported;  // MainLauncher: which 80-row kernels exist
+  if (bm != kBM && bm != kBM80 && bm != kBM96 && bm != kBM112) return cudaErrorNotSupported;  // MainLauncher: which 80-row kernels exist
   return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }
 

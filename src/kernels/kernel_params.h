@@ -264,12 +264,20 @@ constexpr int kFwdBlockN = 64;
 // the tile height (bwd_workspace_layout(shape, block_m)); attn_bwd_workspace_size covers both.
 constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockM80 = 80;
-// DRAFT (nineteenth session, compile-checked only: not yet run on a GPU; DASH_BWD_SM90_D64_BM96=1):
-// 96-row Q tiles at head_dim 64, the 80-row kernel's code with BM = 96 (40 / 232 split, two dQ
-// staging buffers: K/V 32 + Q/dO 48 + dS 48 + dQ 48 KiB). With the draft on, the schedules that
-// take 80 rows at head_dim 64 take 96; DASH_BWD_SM90_BLOCK_M=96 forces it for every schedule.
+// DRAFT (nineteenth session, compile-checked only: not yet run on a GPU; DASH_BWD_SM90_D64_BM=96 or
+// 112): taller Q tiles at head_dim 64, the 80-row kernel's code with BM = 96 or 112 (40 / 232 split,
+// two dQ staging buffers; smem K/V 32 + 3 x 2 x BM x 256 B: 176 / 200 KiB; 128 rows do not fit). With
+// the draft on, the schedules that take 80 rows at head_dim 64 take that height;
+// DASH_BWD_SM90_BLOCK_M=96 / 112 forces it for every schedule.
 constexpr int kBwdSm90BlockM96 = 96;
-inline bool bwd_sm90_d64_bm96_enabled() { return env_set_to_one("DASH_BWD_SM90_D64_BM96"); }
+constexpr int kBwdSm90BlockM112 = 112;
+// The draft's tile height at head_dim 64 (96 or 112), 0 when off (any other value).
+inline int bwd_sm90_d64_tall_block_m() {
+  const char* e = std::getenv("DASH_BWD_SM90_D64_BM");
+  if (e == nullptr) return 0;
+  if (std::strcmp(e, "96") == 0) return kBwdSm90BlockM96;
+  return std::strcmp(e, "112") == 0 ? kBwdSm90BlockM112 : 0;
+}
 constexpr int kBwdSm90BlockN = 128;
 static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm80 workspace layout");
 // Whether the sm90 backward has the 80-row Q tile variant for this case: full mask (causal: head_dim
@@ -321,24 +329,25 @@ constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 //  - head_dim 64 bf16: atomic 1.10-1.11x, shift 1.12-1.15x, spt 1.06-1.09x; descending 1.07-1.08x at
 //    1k-8k since its 80-row tasks interleave heads (ScheduleModel::default_head_block; head-major it
 //    was 0.92-0.95x at 1k-4k).
-// With the head_dim 64 96-row draft on (DASH_BWD_SM90_D64_BM96=1), 96 instead of 80 at head_dim 64;
-// DASH_BWD_SM90_BLOCK_M=96 forces 96 there (64 at head_dim 128).
+// With the head_dim 64 draft on (DASH_BWD_SM90_D64_BM=96 / 112), that height instead of 80 at head_dim
+// 64; DASH_BWD_SM90_BLOCK_M=96 / 112 forces it there (64 at head_dim 128, or with the draft off).
 // kAuto is resolved with 64-row tiles (attn_bwd then runs the resolved schedule with its own tiles).
 // A function of shape and schedule only, so the bits do not depend on the device or grid.
 // Read on every call: set DASH_BWD_SM90_BLOCK_M before attn_bwd_workspace_size.
 inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
   if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
   const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
-  const bool bm96 = s.head_dim == 64 && bwd_sm90_d64_bm96_enabled();
+  const int tall = s.head_dim == 64 ? bwd_sm90_d64_tall_block_m() : 0;  // the draft: 96 / 112, or 0
   if (e != nullptr && *e != '\0') {
-    if (std::strcmp(e, "96") == 0) return bm96 ? kBwdSm90BlockM96 : kBwdSm90BlockM;
-    return std::strcmp(e, "80") == 0 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
+    const int forced = std::atoi(e);
+    if (forced == kBwdSm90BlockM96 || forced == kBwdSm90BlockM112) return tall != 0 ? forced : kBwdSm90BlockM;
+    return forced == kBwdSm90BlockM80 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
   }
   const bool shifted = schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
   const bool eighty = schedule == Schedule::kAtomic || (shifted && !s.causal) ||
                       (s.head_dim == 64 && (schedule == Schedule::kSpt || schedule == Schedule::kDescending));
   if (!(eighty && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen)) return kBwdSm90BlockM;
-  return bm96 ? kBwdSm90BlockM96 : kBwdSm90BlockM80;
+  return tall != 0 ? tall : kBwdSm90BlockM80;
 }
 struct BwdSm90Maps {
   CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle

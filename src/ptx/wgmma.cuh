@@ -193,7 +193,7 @@ DASH_DEFINE_WGMMA_N80(__half, "f16")
 #undef DASH_DEFINE_WGMMA_N80
 
 // m64n96k16 (48 accumulator registers): the 96-row Q tile draft of the head_dim 64 backward
-// (DASH_BWD_SM90_D64_BM96, docs/bwd-sm90.md "96-row tiles at head_dim 64").
+// (DASH_BWD_SM90_D64_BM=96, docs/bwd-sm90.md "96- and 112-row tiles at head_dim 64").
 #define DASH_DEFINE_WGMMA_N96(CTYPE, PTX_T)                                                      \
   template <>                                                                                    \
   struct Wgmma<96, CTYPE> {                                                                      \
@@ -210,7 +210,7 @@ DASH_DEFINE_WGMMA_N80(__half, "f16")
           "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "     \
           "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "    \
           "%48, %49, p, 1, 1, %51, %52;\n}\n"                                                    \
-          : DASH_ACC8(0), DASH_ACC8(8), DASH_ACC8(16), DASH_ACC8(24), DASH_ACC8(32), DASH_ACC8(40)\
+          : DASH_ACC8(0), DASH_ACC8(8), DASH_ACC8(16), DASH_ACC8(24), DASH_ACC8(32), DASH_ACC8(40) \
           : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB)                   \
           : "memory");                                                                           \
     }                                                                                            \
@@ -226,7 +226,7 @@ DASH_DEFINE_WGMMA_N80(__half, "f16")
           "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "     \
           "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "    \
           "{%48, %49, %50, %51}, %52, p, 1, 1, %54;\n}\n"                                        \
-          : DASH_ACC8(0), DASH_ACC8(8), DASH_ACC8(16), DASH_ACC8(24), DASH_ACC8(32), DASH_ACC8(40)\
+          : DASH_ACC8(0), DASH_ACC8(8), DASH_ACC8(16), DASH_ACC8(24), DASH_ACC8(32), DASH_ACC8(40) \
           : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d),               \
             "n"(kTransB)                                                                         \
           : "memory");                                                                           \
@@ -237,6 +237,56 @@ DASH_DEFINE_WGMMA_N96(__nv_bfloat16, "bf16")
 DASH_DEFINE_WGMMA_N96(__half, "f16")
 
 #undef DASH_DEFINE_WGMMA_N96
+
+// m64n112k16 (56 accumulator registers): the 112-row Q tile draft of the head_dim 64 backward
+// (DASH_BWD_SM90_D64_BM=112).
+#define DASH_DEFINE_WGMMA_N112(CTYPE, PTX_T)                                                      \
+  template <>                                                                                    \
+  struct Wgmma<112, CTYPE> {                                                                      \
+    static constexpr int kAccRegs = 56;                                                          \
+                                                                                                 \
+    template <int kTransA, int kTransB>                                                          \
+    __device__ __forceinline__ static void ss(float (&d)[56], uint64_t desc_a, uint64_t desc_b,  \
+                                              int scale_d) {                                     \
+      static_assert((kTransA | kTransB | 1) == 1, "transpose immediates are 0 or 1");            \
+      asm volatile(                                                                              \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"                                           \
+          "wgmma.mma_async.sync.aligned.m64n112k16.f32." PTX_T "." PTX_T " "                      \
+          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "              \
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "     \
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "     \
+          "%48, %49, %50, %51, %52, %53, %54, %55}, "                                            \
+          "%56, %57, p, 1, 1, %59, %60;\n}\n"                                                    \
+          : DASH_ACC8(0), DASH_ACC8(8), DASH_ACC8(16), DASH_ACC8(24), DASH_ACC8(32), DASH_ACC8(40),    \
+            DASH_ACC8(48)                                                                        \
+          : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB)                   \
+          : "memory");                                                                           \
+    }                                                                                            \
+                                                                                                 \
+    template <int kTransB>                                                                       \
+    __device__ __forceinline__ static void rs(float (&d)[56], const uint32_t (&a)[4],            \
+                                              uint64_t desc_b, int scale_d) {                    \
+      static_assert((kTransB | 1) == 1, "transpose immediate is 0 or 1");                        \
+      asm volatile(                                                                              \
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %61, 0;\n"                                           \
+          "wgmma.mma_async.sync.aligned.m64n112k16.f32." PTX_T "." PTX_T " "                      \
+          "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "              \
+          "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "     \
+          "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "     \
+          "%48, %49, %50, %51, %52, %53, %54, %55}, "                                            \
+          "{%56, %57, %58, %59}, %60, p, 1, 1, %62;\n}\n"                                        \
+          : DASH_ACC8(0), DASH_ACC8(8), DASH_ACC8(16), DASH_ACC8(24), DASH_ACC8(32), DASH_ACC8(40),    \
+            DASH_ACC8(48)                                                                        \
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d),               \
+            "n"(kTransB)                                                                         \
+          : "memory");                                                                           \
+    }                                                                                            \
+  };
+
+DASH_DEFINE_WGMMA_N112(__nv_bfloat16, "bf16")
+DASH_DEFINE_WGMMA_N112(__half, "f16")
+
+#undef DASH_DEFINE_WGMMA_N112
 
 // m64n176k16, SS only (88 accumulator registers): the S = Q K^T GEMM of the forward's 176-key
 // tiles at head_dim 128 on full masks (docs/fwd-sm90.md "176-key tiles"; FlashAttention-3 uses

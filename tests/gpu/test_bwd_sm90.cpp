@@ -531,21 +531,24 @@ TEST(BwdSm90D128CausalBm80, AccurateAndBitwiseReproducible) {
                 24, "0", seed, /*causal=*/true, "1");
 }
 
-// DRAFT (compile-checked only, not yet run on a GPU; experiment-gated, DASH_TEST_SM90_DRAFT=1): 96-row
-// tiles at head_dim 64 (DASH_BWD_SM90_D64_BM96=1), the 80-row code with BM = 96. With the draft on
-// the schedules that take 80 rows take 96 (bwd_sm90_block_m); DASH_BWD_SM90_BLOCK_M=96 forces it
-// for every schedule. Float64 accuracy (check_grads), reruns, grids 64 / 31, both dispatches; full
-// and causal, bf16 and fp16; shapes below 1024 rows stay on 64 rows unless forced.
-TEST(BwdSm90D64Bm96, AccurateAndBitwiseReproducible) {
+// DRAFT (compile-checked only, not yet run on a GPU; experiment-gated, DASH_TEST_SM90_DRAFT=1): 96-
+// and 112-row tiles at head_dim 64 (DASH_BWD_SM90_D64_BM=96 / 112), the 80-row code with BM = 96 /
+// 112. With the draft on the schedules that take 80 rows take that height (bwd_sm90_block_m);
+// DASH_BWD_SM90_BLOCK_M=96 / 112 forces it for every schedule. Float64 accuracy (check_grads),
+// reruns, grids 64 / 31, both dispatches; full and causal, bf16 and fp16; shapes below 1024 rows
+// stay on 64 rows unless forced.
+TEST(BwdSm90D64TallTiles, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90_DRAFT_TESTS();
   REQUIRE_SM90();
-  ScopedEnv on("DASH_BWD_SM90_D64_BM96", "1");
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   int seed = 9350;
-  for (DType dt : {DType::kBF16, DType::kFP16})
+  for (auto [height, dt] : {std::pair{"96", DType::kBF16}, std::pair{"96", DType::kFP16}, std::pair{"112", DType::kBF16},
+                            std::pair{"112", DType::kFP16}})
     for (bool causal : {false, true})
       for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 2048, 2048, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
                                         std::tuple{2, 1100, 1300, 4, 1}, std::tuple{2, 113, 113, 4, 1}}) {
+        ScopedEnv on("DASH_BWD_SM90_D64_BM", height);
+        const int tall = std::atoi(height);
         ProblemSpec s = spec_of(dt, 64, causal, {b, sq, sk, hq, hkv}, seed++);
         Problem pr(s);
         const Refs& r = references(s);
@@ -553,20 +556,19 @@ TEST(BwdSm90D64Bm96, AccurateAndBitwiseReproducible) {
         CUDA_OK(cudaDeviceSynchronize());
         for (Schedule sc : {Schedule::kAtomic, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kSpt,
                             Schedule::kDescending, Schedule::kAscending})
-          for (const char* bm_env : {static_cast<const char*>(nullptr), "96"}) {
+          for (const char* bm_env : {static_cast<const char*>(nullptr), height}) {
             ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
-            const bool want96 = bm_env != nullptr || expected_block_m(s, sc) == kernels::kBwdSm90BlockM80;
+            const bool want_tall = bm_env != nullptr || expected_block_m(s, sc) == kernels::kBwdSm90BlockM80;
             AttnBwdParams p = pr.bwd_params(sc);
             p.allow_fallback = false;
             BwdLaunchInfo info;
             Status st = run_sm90_bwd(pr, p, &info);
             ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc);
-            ASSERT_EQ(info.block_m, want96 ? kernels::kBwdSm90BlockM96 : kernels::kBwdSm90BlockM)
-                << s.str() << " " << schedule_name(sc);
+            ASSERT_EQ(info.block_m, want_tall ? tall : kernels::kBwdSm90BlockM) << s.str() << " " << schedule_name(sc);
             ASSERT_EQ(info.producer_regs, 40);
             check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
-            if (sc == Schedule::kAtomic || !want96) continue;
-            ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM96));
+            if (sc == Schedule::kAtomic || !want_tall) continue;
+            ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, tall));
           }
       }
 }
@@ -1249,50 +1251,56 @@ struct DefaultTileSwitches {
   ScopedEnv d64{"DASH_BWD_SM90_D64_BM80", nullptr};
   ScopedEnv d64_causal{"DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr};
   ScopedEnv d128_causal{"DASH_BWD_SM90_D128_CAUSAL_BM80", nullptr};
-  ScopedEnv d64_bm96{"DASH_BWD_SM90_D64_BM96", nullptr};
+  ScopedEnv d64_tall{"DASH_BWD_SM90_D64_BM", nullptr};
   ScopedEnv split{"DASH_BWD_SM90_PRODUCER24", nullptr};
 };
 
-// Host only: the head_dim 64 96-row draft's tile rule (DASH_BWD_SM90_D64_BM96=1): 96 rows where 80
-// would run at head_dim 64, nowhere at head_dim 128, forced with DASH_BWD_SM90_BLOCK_M=96 only at
-// head_dim 64; the workspace query covers its layout only with the draft on.
-TEST(BwdSm90TileRule, NinetySixRowDraftOnlyAtHeadDim64) {
+// Host only: the head_dim 64 draft's tile rule (DASH_BWD_SM90_D64_BM=96 / 112): that height where 80
+// would run at head_dim 64, nowhere at head_dim 128, forced with DASH_BWD_SM90_BLOCK_M=96 / 112 only
+// at head_dim 64 with the draft on; the workspace query covers both heights' layouts only then.
+TEST(BwdSm90TileRule, TallDraftTilesOnlyAtHeadDim64) {
   const DefaultTileSwitches defaults;
   AttnShape s;
-  s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 64; s.dtype = DType::kBF16; s.causal = false;
-  s.seqlen_q = s.seqlen_k = 1000;
-  const size_t size_off = [&] {
-    ScopedEnv off("DASH_BWD_SM90_D64_BM96", nullptr);
-    return attn_bwd_workspace_size(s);
-  }();
-  ScopedEnv on("DASH_BWD_SM90_D64_BM96", "1");
-  EXPECT_EQ(attn_bwd_workspace_size(s), std::max(size_off, kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM96).total));
-  EXPECT_GT(kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM96).total,
-            kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM80).total) << "1000 rows pad to 1056 and 1040";
-  for (bool causal : {false, true}) {
-    s.causal = causal;
-    for (int seqlen : {512, 2048}) {
-      s.seqlen_q = s.seqlen_k = seqlen;
-      for (Schedule sc : {Schedule::kAtomic, Schedule::kShift, Schedule::kSpt, Schedule::kDescending,
-                          Schedule::kAscending}) {
-        s.head_dim = 64;
-        const bool shifted = sc == Schedule::kShift;
-        const bool tall = seqlen >= 1024 && sc != Schedule::kAscending && !(causal && shifted);
-        EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), tall ? kernels::kBwdSm90BlockM96 : kernels::kBwdSm90BlockM)
-            << schedule_name(sc) << " " << seqlen << (causal ? " causal" : " full");
-        {
-          ScopedEnv forced("DASH_BWD_SM90_BLOCK_M", "96");
-          EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), kernels::kBwdSm90BlockM96);
-        }
-        s.head_dim = 128;  // not at head_dim 128: 80 rows where they run, 64 where 96 is forced
-        if (!causal) {
+  s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.dtype = DType::kBF16;
+  auto reset = [&s] { s.head_dim = 64; s.causal = false; s.seqlen_q = s.seqlen_k = 1000; };
+  reset();
+  const size_t size_off = attn_bwd_workspace_size(s);
+  {
+    ScopedEnv forced("DASH_BWD_SM90_BLOCK_M", "96");
+    EXPECT_EQ(kernels::bwd_sm90_block_m(s, Schedule::kShift), kernels::kBwdSm90BlockM) << "96 forced, draft off";
+  }
+  for (const char* height : {"96", "112"}) {
+    const int tall = std::atoi(height);
+    reset();
+    ScopedEnv on("DASH_BWD_SM90_D64_BM", height);
+    EXPECT_EQ(attn_bwd_workspace_size(s),
+              std::max({size_off, kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM96).total,
+                        kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM112).total}));
+    EXPECT_GT(kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM96).total,
+              kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM80).total)
+        << "1000 rows pad to 1056 (96) and 1040 (80)";
+    for (bool causal : {false, true})
+      for (int seqlen : {512, 2048})
+        for (Schedule sc : {Schedule::kAtomic, Schedule::kShift, Schedule::kSpt, Schedule::kDescending,
+                            Schedule::kAscending}) {
+          s.causal = causal;
+          s.seqlen_q = s.seqlen_k = seqlen;
+          s.head_dim = 64;
+          const bool shifted = sc == Schedule::kShift;
+          const bool taller = seqlen >= 1024 && sc != Schedule::kAscending && !(causal && shifted);
+          EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), taller ? tall : kernels::kBwdSm90BlockM)
+              << schedule_name(sc) << " " << seqlen << (causal ? " causal" : " full") << " draft " << height;
+          for (const char* f : {"96", "112"}) {
+            ScopedEnv forced("DASH_BWD_SM90_BLOCK_M", f);
+            EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), std::atoi(f));
+          }
+          if (causal) continue;
+          s.head_dim = 128;  // not at head_dim 128: 80 rows where they run, 64 where 96 / 112 is forced
           const bool eighty = seqlen >= 1024 && (sc == Schedule::kAtomic || shifted);
           EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), eighty ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM);
-          ScopedEnv forced("DASH_BWD_SM90_BLOCK_M", "96");
+          ScopedEnv forced("DASH_BWD_SM90_BLOCK_M", "112");
           EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), kernels::kBwdSm90BlockM);
         }
-      }
-    }
   }
 }
 
