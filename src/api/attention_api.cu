@@ -125,7 +125,8 @@ float resolved_scale(const AttnShape& s) {
 size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
 // block_n: kBwdBlockN for the sm80 backward, kBwdSm90BlockN for the sm90 one; block_m:
-// kBwdBlockM, or kBwdSm90BlockM80 for the sm90 backward's 80-row tiles (bwd_sm90_block_m).
+// kBwdBlockM, or kBwdSm90BlockM80 for the sm90 backward's 80-row tiles (bwd_sm90_block_m; 96 / 112
+// with the head_dim 64 draft, DASH_BWD_SM90_D64_BM).
 TileProblem tile_problem(const AttnShape& s, int block_n = kernels::kBwdBlockN, int block_m = kernels::kBwdBlockM) {
   TileProblem tp;
   tp.batch = s.batch;

@@ -360,11 +360,12 @@ inline bool bwd_sm90_covers(DType dtype, int head_dim) {
 // cudaErrorNotSupported (nothing encoded) unless: bwd_sm90_covers(dtype, head_dim), a compute
 // capability 9.0 device, and strides a TMA map can express. Then `maps` holds the four tensor maps.
 // block_m: the Q tile height of the launch (kBwdSm90BlockM, or kBwdSm90BlockM80 where
-// bwd_sm90_has_bm80); it is the TMA box height of Q and dO.
+// bwd_sm90_has_bm80, or 96 / 112 at head_dim 64 with the DASH_BWD_SM90_D64_BM draft on); it is the
+// TMA box height of Q and dO.
 cudaError_t bwd_sm90_prepare(const AttnShape& shape, const TensorRef& q, const TensorRef& k,
                              const TensorRef& v, const TensorRef& dout, int block_m, BwdSm90Maps* maps);
-// p.model must be built with block_m = kBwdSm90BlockM (or kBwdSm90BlockM80, head_dim 128, full
-// mask), block_n = kBwdSm90BlockN.
+// p.model must be built with block_m = kBwdSm90BlockM (or kBwdSm90BlockM80 where bwd_sm90_has_bm80,
+// or the head_dim 64 draft's 96 / 112), block_n = kBwdSm90BlockN.
 cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim, DType dtype,
                                  bool causal, int num_ctas, cudaStream_t stream);
 // dQ = scale * dq_accum for the sm90 staging order (the sm80 postprocess expects another order).
