@@ -420,12 +420,6 @@ INSTANTIATE_TEST_SUITE_P(Schedules, BwdSm90Determinism,
                                          DetCase{Schedule::kSymmetricShift, false, DType::kBF16, 128, false, "64", "1"}),
                          det_name);
 
-// The fp16 and head_dim 64 80-row tiles (drafts until the sixteenth session's H200 run), the
-// default where expected_block_m says, `env`=0 switches them off: accurate against float64 for
-// `schedules` with the default tile rule and with 80 rows forced (short and ragged shapes too);
-// reproducible bit for bit over reruns, grid sizes and dispatches (the deterministic schedules that
-// ran 80 rows); not taken when the other register split is forced (`other_split`: there is no such
-// kernel) nor with env=0.
 // The gradients' bits of `p` (just run on pr) again over `reruns` reruns and grids 64 / 31 with both
 // dispatches, every run on want_block_m-row tiles.
 void expect_bits_over_reruns_and_grids(Problem& pr, AttnBwdParams p, const ProblemSpec& s, Schedule sc, int reruns,
@@ -449,20 +443,32 @@ void expect_bits_over_reruns_and_grids(Problem& pr, AttnBwdParams p, const Probl
     }
 }
 
+// The fp16 and head_dim 64 80-row tiles (drafts until the sixteenth session's H200 run), the
+// default where expected_block_m says, `env`=0 switches them off: accurate against float64 for
+// `schedules` with the default tile rule and with 80 rows forced (short and ragged shapes too);
+// reproducible bit for bit over reruns, grid sizes and dispatches (the deterministic schedules that
+// ran 80 rows); not taken when the other register split is forced (`other_split`: there is no such
+// kernel) nor with env=0.
+// tall: the tile height env selects (80; 96 / 112 for the head_dim 64 draft, which also runs a
+// 1100 x 1300 shape and, switched off, falls back to the 80-row rule instead of 64 rows).
 void expect_bm80(const char* env, DType dt, int head_dim, const std::vector<Schedule>& schedules, int want_regs,
-                 const char* other_split, int seed0, bool causal = false, const char* on_value = nullptr) {
+                 const char* other_split, int seed0, bool causal = false, const char* on_value = nullptr,
+                 int tall = kernels::kBwdSm90BlockM80) {
   ScopedEnv on(env, on_value);
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+  const std::string tall_env = std::to_string(tall);
+  std::vector<std::tuple<int, int, int, int, int>> shapes{{1, 2048, 2048, 4, 1}, {1, 1000, 1000, 8, 2},
+                                                          {2, 113, 113, 4, 1}, {2, 300, 700, 4, 1}};
+  if (tall != kernels::kBwdSm90BlockM80) shapes.emplace_back(2, 1100, 1300, 4, 1);
   int idx = 0;
-  for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 2048, 2048, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
-                                    std::tuple{2, 113, 113, 4, 1}, std::tuple{2, 300, 700, 4, 1}}) {
+  for (auto [b, sq, sk, hq, hkv] : shapes) {
     ProblemSpec s = spec_of(dt, head_dim, causal, {b, sq, sk, hq, hkv}, seed0 + idx++);
     Problem pr(s);
     const Refs& r = references(s);
     ASSERT_TRUE(tested_forward(pr).ok());
     CUDA_OK(cudaDeviceSynchronize());
     for (Schedule sc : schedules) {
-      for (const char* bm_env : {static_cast<const char*>(nullptr), "80"}) {
+      for (const char* bm_env : {static_cast<const char*>(nullptr), tall_env.c_str()}) {
         ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
         const bool want80 = bm_env != nullptr || expected_block_m(s, sc) == kernels::kBwdSm90BlockM80;
         AttnBwdParams p = pr.bwd_params(sc);
@@ -471,28 +477,29 @@ void expect_bm80(const char* env, DType dt, int head_dim, const std::vector<Sche
         Status st = run_sm90_bwd(pr, p, &info);
         ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc);
         ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
-        ASSERT_EQ(info.block_m, want80 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM)
-            << s.str() << " " << schedule_name(sc);
+        ASSERT_EQ(info.block_m, want80 ? tall : kernels::kBwdSm90BlockM) << s.str() << " " << schedule_name(sc);
         if (want80) ASSERT_EQ(info.producer_regs, want_regs);
         check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
         if (sc == Schedule::kAtomic || !want80) continue;
-        ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 5, kernels::kBwdSm90BlockM80));
+        ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 5, tall));
       }
     }
     {  // The other register split forced: no such 80-row kernel, so 64-row tiles even where forced.
       ScopedEnv split("DASH_BWD_SM90_PRODUCER24", other_split);
-      ScopedEnv e("DASH_BWD_SM90_BLOCK_M", "80");
+      ScopedEnv e("DASH_BWD_SM90_BLOCK_M", tall_env.c_str());
       BwdLaunchInfo info;
       ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kAtomic), &info).ok());
       EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
     }
-    {  // Switched off: 64-row tiles, forced or not.
+    {  // Switched off: 64-row tiles forced; unforced, 64 rows (the draft heights: the 80-row rule).
       ScopedEnv off(env, "0");
-      for (const char* bm_env : {static_cast<const char*>(nullptr), "80"}) {
+      for (const char* bm_env : {static_cast<const char*>(nullptr), tall_env.c_str()}) {
         ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
+        const int want = bm_env == nullptr && tall != kernels::kBwdSm90BlockM80 ? expected_block_m(s, Schedule::kShift)
+                                                                                : kernels::kBwdSm90BlockM;
         BwdLaunchInfo info;
         ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kShift), &info).ok());
-        EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM) << env << "=0 " << s.str();
+        EXPECT_EQ(info.block_m, want) << env << "=0 " << s.str();
       }
     }
   }
@@ -540,36 +547,15 @@ TEST(BwdSm90D128CausalBm80, AccurateAndBitwiseReproducible) {
 TEST(BwdSm90D64TallTiles, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90_DRAFT_TESTS();
   REQUIRE_SM90();
-  ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   int seed = 9350;
-  for (auto [height, dt] : {std::pair{"96", DType::kBF16}, std::pair{"96", DType::kFP16}, std::pair{"112", DType::kBF16},
-                            std::pair{"112", DType::kFP16}})
-    for (bool causal : {false, true})
-      for (auto [b, sq, sk, hq, hkv] : {std::tuple{1, 2048, 2048, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
-                                        std::tuple{2, 1100, 1300, 4, 1}, std::tuple{2, 113, 113, 4, 1}}) {
-        ScopedEnv on("DASH_BWD_SM90_D64_BM", height);
-        const int tall = std::atoi(height);
-        ProblemSpec s = spec_of(dt, 64, causal, {b, sq, sk, hq, hkv}, seed++);
-        Problem pr(s);
-        const Refs& r = references(s);
-        ASSERT_TRUE(tested_forward(pr).ok());
-        CUDA_OK(cudaDeviceSynchronize());
-        for (Schedule sc : {Schedule::kAtomic, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kSpt,
-                            Schedule::kDescending, Schedule::kAscending})
-          for (const char* bm_env : {static_cast<const char*>(nullptr), height}) {
-            ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
-            const bool want_tall = bm_env != nullptr || expected_block_m(s, sc) == kernels::kBwdSm90BlockM80;
-            AttnBwdParams p = pr.bwd_params(sc);
-            p.allow_fallback = false;
-            BwdLaunchInfo info;
-            Status st = run_sm90_bwd(pr, p, &info);
-            ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc);
-            ASSERT_EQ(info.block_m, want_tall ? tall : kernels::kBwdSm90BlockM) << s.str() << " " << schedule_name(sc);
-            ASSERT_EQ(info.producer_regs, 40);
-            check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
-            if (sc == Schedule::kAtomic || !want_tall) continue;
-            ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, tall));
-          }
+  for (const char* height : {"96", "112"})
+    for (DType dt : {DType::kBF16, DType::kFP16})
+      for (bool causal : {false, true}) {
+        expect_bm80("DASH_BWD_SM90_D64_BM", dt, 64,
+                    {Schedule::kAtomic, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kSpt, Schedule::kDescending,
+                     Schedule::kAscending},
+                    40, "1", seed, causal, height, std::atoi(height));
+        seed += 10;
       }
 }
 
