@@ -74,7 +74,7 @@ constexpr double kSptLongFullModelGap = 0.03;
 constexpr int kSptShortCausalTiles = 8;
 constexpr double kSptShortCausalModelGap = 0.03;
 // The long-full-mask rule at head_dim 64 (docs/schedules.md, "Long full masks"): shift instead of
-// spt. Since the closed-form rank in the dQ writer (ff7314a) full-mask shift ran in 1.8-4.0% less
+// spt. Since the closed-form rank in the dQ writer (ff7314a) full-mask shift ran in 1.9-3.8% less
 // time than spt at hdim 64 full 16384 in all four runs (ff7314a and 106791e `dash-attn bench`,
 // 106791e and 68d0908 peers, min over calls) and spt was the best at hdim 128 in each; the model
 // (order_penalty_closed_hd64 0.01) has shift 1.3% behind descending there. On the sweeps of the
