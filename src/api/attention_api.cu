@@ -126,7 +126,7 @@ size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
 // block_n: kBwdBlockN for the sm80 backward, kBwdSm90BlockN for the sm90 one; block_m:
 // kBwdBlockM, or kBwdSm90BlockM80 for the sm90 backward's 80-row tiles (bwd_sm90_block_m; 96 / 112
-// with the head_dim 64 draft, DASH_BWD_SM90_D64_BM).
+// at head_dim 64, DASH_BWD_SM90_D64_BM).
 TileProblem tile_problem(const AttnShape& s, int block_n = kernels::kBwdBlockN, int block_m = kernels::kBwdBlockM) {
   TileProblem tp;
   tp.batch = s.batch;
@@ -212,11 +212,11 @@ size_t attn_bwd_workspace_size(const AttnShape& shape) {
   if (!check_shape(shape).ok()) return 0;
   // Enough for either Q tile height (the sm90 80-row tiles pad seqlen_q to a multiple of 80, the
   // others to 64), so the size does not depend on which kernel attn_bwd picks.
-  // With the head_dim 64 draft on (DASH_BWD_SM90_D64_BM=96 / 112, read here as the launch reads it),
-  // the layouts of both its heights too (DASH_BWD_SM90_BLOCK_M may force either).
+  // At head_dim 64 the layouts of the 96- and 112-row tiles too (DASH_BWD_SM90_D64_BM and
+  // DASH_BWD_SM90_BLOCK_M pick between them).
   size_t size = std::max(kernels::bwd_workspace_layout(shape, kernels::kBwdBlockM).total,
                          kernels::bwd_workspace_layout(shape, kernels::kBwdSm90BlockM80).total);
-  if (shape.head_dim == 64 && kernels::bwd_sm90_d64_tall_block_m() != 0)
+  if (shape.head_dim == 64)
     for (int bm : {kernels::kBwdSm90BlockM96, kernels::kBwdSm90BlockM112})
       size = std::max(size, kernels::bwd_workspace_layout(shape, bm).total);
   return size;

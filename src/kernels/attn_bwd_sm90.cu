@@ -79,8 +79,8 @@ constexpr int kBM = kBwdSm90BlockM;  // 64 query rows per Q tile
 // templates take BM = kBM or kBM80. With BM = 80, S^T / dP^T are m64n80, P^T / dS^T feed 5 k-steps,
 // dQ is computed transposed (dQ^T = K^T dS^T, dS stored non-transposed) and staged in ONE buffer.
 constexpr int kBM80 = kBwdSm90BlockM80;
-constexpr int kBM96 = kBwdSm90BlockM96;    // DRAFT (DASH_BWD_SM90_D64_BM): head_dim 64 only, the 80-row
-constexpr int kBM112 = kBwdSm90BlockM112;  // code with BM = 96 or 112
+constexpr int kBM96 = kBwdSm90BlockM96;    // head_dim 64 only (96: the default there, 112 by
+constexpr int kBM112 = kBwdSm90BlockM112;  // DASH_BWD_SM90_D64_BM): the 80-row code with BM = 96 or 112
 constexpr int kBN = kBwdSm90BlockN;  // 128 keys per KV tile (2 MMA warpgroups x 64)
 constexpr int kThreads = 384;
 constexpr int kMmaThreads = 256;
@@ -1423,7 +1423,7 @@ constexpr bool kHasBm80 = kHasBm80Lean<T, D, C> || kHasBm80Wide<T, D, C>;
 
 template <typename T, int D, bool C>
 struct MainLauncher {
-  // DRAFT (DASH_BWD_SM90_D64_BM=96 / 112): head_dim 64's taller tiles, the 80-row set of variants
+  // head_dim 64's taller tiles (96 rows by default, 112 by DASH_BWD_SM90_D64_BM), the 80-row set of variants
   // at the 40 / 232 split (full: base, kWRankShift, kSplit; causal: base).
   template <int BM>
   static cudaError_t run_d64_tall(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas,
@@ -1522,8 +1522,8 @@ struct PostLauncher {
 cudaError_t bwd_sm90_prepare(const AttnShape& s, const TensorRef& q, const TensorRef& k, const TensorRef& v,
                              const TensorRef& dout, int block_m, BwdSm90Maps* maps) {
   if (!bwd_sm90_covers(s.dtype, s.head_dim)) return cudaErrorNotSupported;
-  const bool draft = s.head_dim == 64 && bwd_sm90_d64_tall_block_m() != 0;  // (either height, as bwd_sm90_block_m)
-  const bool tall_ok = (block_m == kBM80 || ((block_m == kBM96 || block_m == kBM112) && draft)) && bwd_sm90_has_bm80(s);
+  const bool tall_ok = (block_m == kBM80 || ((block_m == kBM96 || block_m == kBM112) && s.head_dim == 64)) &&
+                       bwd_sm90_has_bm80(s);
   if (block_m != kBM && !tall_ok) return cudaErrorNotSupported;
   if (!current_device_is_sm90()) return cudaErrorNotSupported;  // sm_90a code only
   const Strides3 sq{q.sb, q.ss, q.sh}, sk{k.sb, k.ss, k.sh}, sv{v.sb, v.ss, v.sh}, sd{dout.sb, dout.ss, dout.sh};

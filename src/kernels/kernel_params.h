@@ -264,19 +264,21 @@ constexpr int kFwdBlockN = 64;
 // the tile height (bwd_workspace_layout(shape, block_m)); attn_bwd_workspace_size covers both.
 constexpr int kBwdSm90BlockM = 64;
 constexpr int kBwdSm90BlockM80 = 80;
-// DRAFT (nineteenth session, compile-checked only: not yet run on a GPU; DASH_BWD_SM90_D64_BM=96 or
-// 112): taller Q tiles at head_dim 64, the 80-row kernel's code with BM = 96 or 112 (40 / 232 split,
-// two dQ staging buffers; smem K/V 32 + 3 x 2 x BM x 256 B: 176 / 200 KiB; 128 rows do not fit). With
-// the draft on, the schedules that take 80 rows at head_dim 64 take that height;
-// DASH_BWD_SM90_BLOCK_M=96 / 112 forces it for every schedule.
+// Taller Q tiles at head_dim 64 (nineteenth session draft; the default since the twentieth, measured
+// on the H200 with 96 rows against 80: docs/perf.md v21): the 80-row kernel's code with BM = 96 or 112
+// (40 / 232 split, two dQ staging buffers; smem K/V 32 + 3 x 2 x BM x 256 B: 176 / 200 KiB; 128 rows
+// do not fit). The schedules bwd_sm90_block_m gives 80 rows take, at head_dim 64, the height
+// DASH_BWD_SM90_D64_BM names: 96 (the default), 80 or 112; DASH_BWD_SM90_BLOCK_M=80 / 96 / 112 forces
+// one for every schedule.
 constexpr int kBwdSm90BlockM96 = 96;
 constexpr int kBwdSm90BlockM112 = 112;
-// The draft's tile height at head_dim 64 (96 or 112), 0 when off (any other value).
-inline int bwd_sm90_d64_tall_block_m() {
+// The tall tile height at head_dim 64: DASH_BWD_SM90_D64_BM=80 / 112, else (unset or any other
+// value) 96.
+inline int bwd_sm90_d64_block_m() {
   const char* e = std::getenv("DASH_BWD_SM90_D64_BM");
-  if (e == nullptr) return 0;
-  if (std::strcmp(e, "96") == 0) return kBwdSm90BlockM96;
-  return std::strcmp(e, "112") == 0 ? kBwdSm90BlockM112 : 0;
+  if (e != nullptr && std::strcmp(e, "80") == 0) return kBwdSm90BlockM80;
+  if (e != nullptr && std::strcmp(e, "112") == 0) return kBwdSm90BlockM112;
+  return kBwdSm90BlockM96;
 }
 constexpr int kBwdSm90BlockN = 128;
 static_assert(kBwdSm90BlockM == kBwdBlockM, "the 64-row sm90 tiles share the sm80 workspace layout");
@@ -316,12 +318,15 @@ inline bool bwd_sm90_has_bm80(const AttnShape& s) {
 // The 80-row tile is the default for the schedules bwd_sm90_block_m names from this many rows and keys
 // (below it the padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).
 constexpr int kBwdSm90Bm80MinSeqlen = 1024;
-// The Q tile height of the sm90 backward for `s` under `schedule`, where bwd_sm90_has_bm80(s):
-//  - DASH_BWD_SM90_BLOCK_M=80 / any other value: 80- / 64-row tiles for every schedule;
-//  - unset: 80 rows for atomic, shift and symmetric shift (= shift on a full mask; not causal), and
-//    at head_dim 64 also spt and descending, when seqlen_q and seqlen_k are >= kBwdSm90Bm80MinSeqlen;
-//    else 64 (ascending, auto, spt and descending at head_dim 128; at causal head_dim 128 every
-//    schedule but atomic, which takes 80 rows only with the DASH_BWD_SM90_D128_CAUSAL_BM80 draft).
+// The Q tile height of the sm90 backward for `s` under `schedule`, where bwd_sm90_has_bm80(s) (the
+// tall tiles: 80 rows at head_dim 128, bwd_sm90_d64_block_m's height at head_dim 64):
+//  - DASH_BWD_SM90_BLOCK_M=80 (either head dim), 96 or 112 (head_dim 64): that height for every
+//    schedule; any other value: 64 rows;
+//  - unset: the tall tile for atomic, shift and symmetric shift (= shift on a full mask; not causal),
+//    and at head_dim 64 also spt and descending, when seqlen_q and seqlen_k are >=
+//    kBwdSm90Bm80MinSeqlen; else 64 (ascending, auto, spt and descending at head_dim 128; at causal
+//    head_dim 128 every schedule but atomic, which takes 80 rows only with the
+//    DASH_BWD_SM90_D128_CAUSAL_BM80 draft).
 // Measured on the H200 (80 against 64 rows, full masks, 1k-16k; docs/perf.md v16, v17):
 //  - head_dim 128 bf16: atomic 1.02-1.10x, shift 1.06-1.17x, descending 0.86-0.98x (its ordered
 //    dQ chain waits for the one staging buffer's writer: v14);
@@ -329,25 +334,25 @@ constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 //  - head_dim 64 bf16: atomic 1.10-1.11x, shift 1.12-1.15x, spt 1.06-1.09x; descending 1.07-1.08x at
 //    1k-8k since its 80-row tasks interleave heads (ScheduleModel::default_head_block; head-major it
 //    was 0.92-0.95x at 1k-4k).
-// With the head_dim 64 draft on (DASH_BWD_SM90_D64_BM=96 / 112), that height instead of 80 at head_dim
-// 64; DASH_BWD_SM90_BLOCK_M=96 / 112 forces it there (64 at head_dim 128, or with the draft off).
+// And 96 against 80 rows at head_dim 64 (bf16, 1k-16k, docs/perf.md v21): full atomic 1.03-1.07x,
+// shift 1.03-1.10x, spt 1.05-1.09x; causal atomic 1.01-1.05x, spt 0.99-1.03x.
 // kAuto is resolved with 64-row tiles (attn_bwd then runs the resolved schedule with its own tiles).
 // A function of shape and schedule only, so the bits do not depend on the device or grid.
 // Read on every call: set DASH_BWD_SM90_BLOCK_M before attn_bwd_workspace_size.
 inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
   if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
+  const bool d64 = s.head_dim == 64;
   const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
-  const int tall = s.head_dim == 64 ? bwd_sm90_d64_tall_block_m() : 0;  // the draft: 96 / 112, or 0
   if (e != nullptr && *e != '\0') {
     const int forced = std::atoi(e);
-    if (forced == kBwdSm90BlockM96 || forced == kBwdSm90BlockM112) return tall != 0 ? forced : kBwdSm90BlockM;
-    return forced == kBwdSm90BlockM80 ? kBwdSm90BlockM80 : kBwdSm90BlockM;
+    if (forced == kBwdSm90BlockM80) return kBwdSm90BlockM80;
+    return d64 && (forced == kBwdSm90BlockM96 || forced == kBwdSm90BlockM112) ? forced : kBwdSm90BlockM;
   }
   const bool shifted = schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
-  const bool eighty = schedule == Schedule::kAtomic || (shifted && !s.causal) ||
-                      (s.head_dim == 64 && (schedule == Schedule::kSpt || schedule == Schedule::kDescending));
-  if (!(eighty && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen)) return kBwdSm90BlockM;
-  return tall != 0 ? tall : kBwdSm90BlockM80;
+  const bool tall = schedule == Schedule::kAtomic || (shifted && !s.causal) ||
+                    (d64 && (schedule == Schedule::kSpt || schedule == Schedule::kDescending));
+  if (!(tall && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen)) return kBwdSm90BlockM;
+  return d64 ? bwd_sm90_d64_block_m() : kBwdSm90BlockM80;
 }
 struct BwdSm90Maps {
   CUtensorMap q, k, v, dout;  // bf16 or fp16 [B, S, H, D], box {64, rows}, 128B swizzle
@@ -360,12 +365,12 @@ inline bool bwd_sm90_covers(DType dtype, int head_dim) {
 // cudaErrorNotSupported (nothing encoded) unless: bwd_sm90_covers(dtype, head_dim), a compute
 // capability 9.0 device, and strides a TMA map can express. Then `maps` holds the four tensor maps.
 // block_m: the Q tile height of the launch (kBwdSm90BlockM, or kBwdSm90BlockM80 where
-// bwd_sm90_has_bm80, or 96 / 112 at head_dim 64 with the DASH_BWD_SM90_D64_BM draft on); it is the
+// bwd_sm90_has_bm80, or 96 / 112 at head_dim 64 there); it is the
 // TMA box height of Q and dO.
 cudaError_t bwd_sm90_prepare(const AttnShape& shape, const TensorRef& q, const TensorRef& k,
                              const TensorRef& v, const TensorRef& dout, int block_m, BwdSm90Maps* maps);
 // p.model must be built with block_m = kBwdSm90BlockM (or kBwdSm90BlockM80 where bwd_sm90_has_bm80,
-// or the head_dim 64 draft's 96 / 112), block_n = kBwdSm90BlockN.
+// or 96 / 112 at head_dim 64 there), block_n = kBwdSm90BlockN.
 cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& maps, int head_dim, DType dtype,
                                  bool causal, int num_ctas, cudaStream_t stream);
 // dQ = scale * dq_accum for the sm90 staging order (the sm80 postprocess expects another order).

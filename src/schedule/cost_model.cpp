@@ -8,8 +8,8 @@ CostParams CostParams::for_tiles(int block_m, int block_n) {
   // The sm90 kernel's rates, and its 80-row tiles' (kSm90Params80).
   if (block_m == 64 && block_n == 128) return kSm90Params;
   if (block_m == 80 && block_n == 128) return kSm90Params80;
-  // The head_dim 64 draft's 96 / 112-row tiles (DASH_BWD_SM90_D64_BM): not fitted; the 80-row rates
-  // stand in.
+  // The 96 / 112-row tiles at head_dim 64 (96 the default there since the twentieth session;
+  // DASH_BWD_SM90_D64_BM): not fitted; the 80-row rates stand in.
   if ((block_m == 96 || block_m == 112) && block_n == 128) return kSm90Params80;
   return CostParams{};
 }

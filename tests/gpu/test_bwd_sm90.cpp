@@ -222,23 +222,44 @@ class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 
 // The Q tile height the sm90 backward takes by default, written out here (not read from
 // kernels::bwd_sm90_block_m, which BwdSm90TileRule tests): at full masks (bf16 and fp16, head_dim
-// 64 and 128) 80 rows for atomic, shift and symmetric shift (= shift on a full mask) from 1024 rows
-// and keys, at head_dim 64 also spt and descending; else 64. Causal masks: 64, except at head_dim 64
-// (unless DASH_BWD_SM90_D64_CAUSAL_BM80=0): 80 rows for atomic, spt and descending.
+// 64 and 128) the tall tile (80 rows at head_dim 128; 96 at head_dim 64, or DASH_BWD_SM90_D64_BM's
+// 80 / 112) for atomic, shift and symmetric shift (= shift on a full mask) from 1024 rows and keys,
+// at head_dim 64 also spt and descending; else 64. Causal masks: 64, except at head_dim 64 (unless
+// DASH_BWD_SM90_D64_CAUSAL_BM80=0): the tall tile for atomic, spt and descending.
 bool d64_causal_bm80_on() { return kernels::env_not_zero("DASH_BWD_SM90_D64_CAUSAL_BM80"); }
 // The head_dim 128 causal draft (DASH_BWD_SM90_D128_CAUSAL_BM80=1): 80 rows for atomic only.
 bool d128_causal_bm80_on() { return kernels::env_set_to_one("DASH_BWD_SM90_D128_CAUSAL_BM80"); }
+// The tall tile height at head_dim 64: DASH_BWD_SM90_D64_BM=80 / 112, else 96.
+int d64_tall_height() {
+  const char* e = std::getenv("DASH_BWD_SM90_D64_BM");
+  if (e != nullptr && std::string(e) == "80") return kernels::kBwdSm90BlockM80;
+  if (e != nullptr && std::string(e) == "112") return kernels::kBwdSm90BlockM112;
+  return kernels::kBwdSm90BlockM96;
+}
+// Under the environment of the call (DASH_BWD_SM90_BLOCK_M forces a height; the switches
+// DASH_BWD_SM90_FP16_BM80 / DASH_BWD_SM90_D64_BM80 =0 turn the tall tiles off; the register split
+// is left at its default by the callers).
 int expected_block_m(const ProblemSpec& s, Schedule sc) {
   const bool d64 = s.head_dim == 64;
+  const int k64 = kernels::kBwdSm90BlockM;
+  bool has_tall = true;
+  if (s.causal && !d64) has_tall = d128_causal_bm80_on();
+  else if (s.causal && !d64_causal_bm80_on()) has_tall = false;
+  else if (d64) has_tall = kernels::env_not_zero("DASH_BWD_SM90_D64_BM80");
+  else if (s.dtype == DType::kFP16) has_tall = kernels::env_not_zero("DASH_BWD_SM90_FP16_BM80");
+  if (!has_tall) return k64;
+  const int tall = d64 ? d64_tall_height() : kernels::kBwdSm90BlockM80;
+  if (const char* f = std::getenv("DASH_BWD_SM90_BLOCK_M"); f != nullptr && *f != '\0') {
+    const int forced = std::atoi(f);
+    if (forced == kernels::kBwdSm90BlockM80) return forced;
+    return d64 && (forced == kernels::kBwdSm90BlockM96 || forced == kernels::kBwdSm90BlockM112) ? forced : k64;
+  }
   if (s.causal && !d64)
-    return d128_causal_bm80_on() && sc == Schedule::kAtomic && s.seqlen_q >= 1024 && s.seqlen_k >= 1024
-               ? kernels::kBwdSm90BlockM80
-               : kernels::kBwdSm90BlockM;
-  if (s.causal && !(d64 && d64_causal_bm80_on())) return kernels::kBwdSm90BlockM;
+    return sc == Schedule::kAtomic && s.seqlen_q >= 1024 && s.seqlen_k >= 1024 ? tall : k64;
   const bool shifted = sc == Schedule::kShift || sc == Schedule::kSymmetricShift;
-  const bool eighty = sc == Schedule::kAtomic || (shifted && !s.causal) ||
+  const bool taller = sc == Schedule::kAtomic || (shifted && !s.causal) ||
                       (d64 && (sc == Schedule::kSpt || sc == Schedule::kDescending));
-  return eighty && s.seqlen_q >= 1024 && s.seqlen_k >= 1024 ? kernels::kBwdSm90BlockM80 : kernels::kBwdSm90BlockM;
+  return taller && s.seqlen_q >= 1024 && s.seqlen_k >= 1024 ? tall : k64;
 }
 // The register split of a tile by default: 24 / 240 for 80-row tiles at head_dim 128, else 40 / 232.
 int expected_producer_regs(int head_dim, int block_m) {
@@ -449,8 +470,10 @@ void expect_bits_over_reruns_and_grids(Problem& pr, AttnBwdParams p, const Probl
 // reproducible bit for bit over reruns, grid sizes and dispatches (the deterministic schedules that
 // ran 80 rows); not taken when the other register split is forced (`other_split`: there is no such
 // kernel) nor with env=0.
-// tall: the tile height env selects (80; 96 / 112 for the head_dim 64 draft, which also runs a
-// 1100 x 1300 shape and, switched off, falls back to the 80-row rule instead of 64 rows).
+// tall: the tile height forced (DASH_BWD_SM90_BLOCK_M) in the second pass and the one the rule
+// gives where it gives a tall tile (80 at head_dim 128; 96, or with `env` DASH_BWD_SM90_D64_BM 80 /
+// 112, at head_dim 64); other than 80 it also runs a 1100 x 1300 shape. Switched off (`env`=0) the
+// tiles follow expected_block_m (64 rows; DASH_BWD_SM90_D64_BM=0: the default 96).
 void expect_bm80(const char* env, DType dt, int head_dim, const std::vector<Schedule>& schedules, int want_regs,
                  const char* other_split, int seed0, bool causal = false, const char* on_value = nullptr,
                  int tall = kernels::kBwdSm90BlockM80) {
@@ -470,18 +493,20 @@ void expect_bm80(const char* env, DType dt, int head_dim, const std::vector<Sche
     for (Schedule sc : schedules) {
       for (const char* bm_env : {static_cast<const char*>(nullptr), tall_env.c_str()}) {
         ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
-        const bool want80 = bm_env != nullptr || expected_block_m(s, sc) == kernels::kBwdSm90BlockM80;
+        const int want_bm = expected_block_m(s, sc);
+        ASSERT_TRUE(bm_env == nullptr || want_bm == tall) << "forcing " << tall << " " << s.str();
+        const bool want80 = want_bm != kernels::kBwdSm90BlockM;
         AttnBwdParams p = pr.bwd_params(sc);
         p.allow_fallback = false;
         BwdLaunchInfo info;
         Status st = run_sm90_bwd(pr, p, &info);
         ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc);
         ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel was not selected";
-        ASSERT_EQ(info.block_m, want80 ? tall : kernels::kBwdSm90BlockM) << s.str() << " " << schedule_name(sc);
+        ASSERT_EQ(info.block_m, want_bm) << s.str() << " " << schedule_name(sc);
         if (want80) ASSERT_EQ(info.producer_regs, want_regs);
         check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
         if (sc == Schedule::kAtomic || !want80) continue;
-        ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 5, tall));
+        ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 5, want_bm));
       }
     }
     {  // The other register split forced: no such 80-row kernel, so 64-row tiles even where forced.
@@ -491,12 +516,11 @@ void expect_bm80(const char* env, DType dt, int head_dim, const std::vector<Sche
       ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kAtomic), &info).ok());
       EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
     }
-    {  // Switched off: 64-row tiles forced; unforced, 64 rows (the draft heights: the 80-row rule).
+    {  // Switched off: 64-row tiles, forced or not (DASH_BWD_SM90_D64_BM=0: the default height).
       ScopedEnv off(env, "0");
       for (const char* bm_env : {static_cast<const char*>(nullptr), tall_env.c_str()}) {
         ScopedEnv e("DASH_BWD_SM90_BLOCK_M", bm_env);
-        const int want = bm_env == nullptr && tall != kernels::kBwdSm90BlockM80 ? expected_block_m(s, Schedule::kShift)
-                                                                                : kernels::kBwdSm90BlockM;
+        const int want = expected_block_m(s, Schedule::kShift);
         BwdLaunchInfo info;
         ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kShift), &info).ok());
         EXPECT_EQ(info.block_m, want) << env << "=0 " << s.str();
@@ -513,15 +537,15 @@ TEST(BwdSm90Fp16Bm80, AccurateAndBitwiseReproducible) {
               24, "0", 9000);
 }
 
-// 80-row tiles at head_dim 64 (bf16 and fp16), the 40 / 232 split and two dQ staging buffers: by
-// default for atomic, shift, spt and descending from 1k (ascending forced here);
-// DASH_BWD_SM90_D64_BM80=0 switches them off.
+// The tall tiles at head_dim 64 (bf16 and fp16; 96 rows by default since the twentieth session,
+// 80 before), the 40 / 232 split and two dQ staging buffers: by default for atomic, shift, spt and
+// descending from 1k (ascending forced here); DASH_BWD_SM90_D64_BM80=0 switches them off.
 TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
   for (auto [dt, seed] : {std::pair{DType::kBF16, 9100}, std::pair{DType::kFP16, 9200}})
     expect_bm80("DASH_BWD_SM90_D64_BM80", dt, 64,
                 {Schedule::kAtomic, Schedule::kShift, Schedule::kSpt, Schedule::kDescending, Schedule::kAscending}, 40,
-                "1", seed);
+                "1", seed, false, nullptr, kernels::kBwdSm90BlockM96);
 }
 
 // DRAFT (passed on the H200, measured slower than 64 rows: docs/perf.md v20 item 1; ~60 s, so
@@ -538,17 +562,17 @@ TEST(BwdSm90D128CausalBm80, AccurateAndBitwiseReproducible) {
                 24, "0", seed, /*causal=*/true, "1");
 }
 
-// DRAFT (compile-checked only, not yet run on a GPU; experiment-gated, DASH_TEST_SM90_DRAFT=1): 96-
-// and 112-row tiles at head_dim 64 (DASH_BWD_SM90_D64_BM=96 / 112), the 80-row code with BM = 96 /
-// 112. With the draft on the schedules that take 80 rows take that height (bwd_sm90_block_m);
-// DASH_BWD_SM90_BLOCK_M=96 / 112 forces it for every schedule. Float64 accuracy (check_grads),
-// reruns, grids 64 / 31, both dispatches; full and causal, bf16 and fp16; shapes below 1024 rows
-// stay on 64 rows unless forced.
+// The other tall heights at head_dim 64 (DASH_BWD_SM90_D64_BM=80 / 112; 96 is the default and
+// runs in BwdSm90D64Bm80 and the causal tests; passed on the H200 in the twentieth session, ~120 s, so
+// experiment-gated, DASH_TEST_SM90_DRAFT=1): the schedules that take the tall tile take that height
+// (bwd_sm90_block_m); DASH_BWD_SM90_BLOCK_M=80 / 112 forces it for every schedule. Float64 accuracy
+// (check_grads), reruns, grids 64 / 31, both dispatches; full and causal, bf16 and fp16; shapes
+// below 1024 rows stay on 64 rows unless forced.
 TEST(BwdSm90D64TallTiles, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90_DRAFT_TESTS();
   REQUIRE_SM90();
   int seed = 9350;
-  for (const char* height : {"96", "112"})
+  for (const char* height : {"80", "112"})
     for (DType dt : {DType::kBF16, DType::kFP16})
       for (bool causal : {false, true}) {
         expect_bm80("DASH_BWD_SM90_D64_BM", dt, 64,
@@ -559,9 +583,10 @@ TEST(BwdSm90D64TallTiles, AccurateAndBitwiseReproducible) {
       }
 }
 
-// Causal 80-row tiles at head_dim 64: atomic, spt and descending from 1k by default; ascending,
-// shift and symmetric shift forced (DASH_BWD_SM90_BLOCK_M=80: shift's rank then the one-warp loop,
-// no rank variant at 80 causal rows); DASH_BWD_SM90_D64_CAUSAL_BM80=0 switches them off.
+// Causal tall tiles at head_dim 64 (96 rows by default, 80 forced here): atomic, spt and descending
+// from 1k by default; ascending, shift and symmetric shift forced (DASH_BWD_SM90_BLOCK_M=80: shift's
+// rank then the one-warp loop, no rank variant at causal tall tiles); DASH_BWD_SM90_D64_CAUSAL_BM80=0
+// switches them off.
 TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
   for (auto [dt, seed] : {std::pair{DType::kBF16, 9150}, std::pair{DType::kFP16, 9250}})
@@ -577,9 +602,9 @@ TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
   {
     ScopedEnv on("DASH_BWD_SM90_D64_CAUSAL_BM80", nullptr);
     ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kDescending), &info).ok());
-    EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM80) << "the default";
+    EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM96) << "the default";
     ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kAuto), &info).ok());
-    EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM80) << "auto runs descending with its tiles";
+    EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM96) << "auto runs descending with its tiles";
   }
   ScopedEnv off("DASH_BWD_SM90_D64_CAUSAL_BM80", "0");
   ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kDescending), &info).ok());
@@ -1241,27 +1266,23 @@ struct DefaultTileSwitches {
   ScopedEnv split{"DASH_BWD_SM90_PRODUCER24", nullptr};
 };
 
-// Host only: the head_dim 64 draft's tile rule (DASH_BWD_SM90_D64_BM=96 / 112): that height where 80
-// would run at head_dim 64, nowhere at head_dim 128, forced with DASH_BWD_SM90_BLOCK_M=96 / 112 only
-// at head_dim 64 with the draft on; the workspace query covers both heights' layouts only then.
-TEST(BwdSm90TileRule, TallDraftTilesOnlyAtHeadDim64) {
+// Host only: the tall tile height at head_dim 64 (96 rows by default; DASH_BWD_SM90_D64_BM=80 / 112,
+// any other value the default): that height where the rule gives a tall tile at head_dim 64, never
+// at head_dim 128 (80 rows there); DASH_BWD_SM90_BLOCK_M=96 / 112 forces it at head_dim 64 only; the
+// workspace query covers the layouts of every height.
+TEST(BwdSm90TileRule, TallTilesAtHeadDim64) {
   const DefaultTileSwitches defaults;
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.dtype = DType::kBF16;
   auto reset = [&s] { s.head_dim = 64; s.causal = false; s.seqlen_q = s.seqlen_k = 1000; };
-  reset();
-  const size_t size_off = attn_bwd_workspace_size(s);
-  {
-    ScopedEnv forced("DASH_BWD_SM90_BLOCK_M", "96");
-    EXPECT_EQ(kernels::bwd_sm90_block_m(s, Schedule::kShift), kernels::kBwdSm90BlockM) << "96 forced, draft off";
-  }
-  for (const char* height : {"96", "112"}) {
-    const int tall = std::atoi(height);
+  for (const char* height : {static_cast<const char*>(nullptr), "96", "80", "112", "7"}) {
+    const int tall = height == nullptr ? 96 : std::string(height) == "80" ? 80 : std::string(height) == "112" ? 112 : 96;
     reset();
     ScopedEnv on("DASH_BWD_SM90_D64_BM", height);
-    EXPECT_EQ(attn_bwd_workspace_size(s),
-              std::max({size_off, kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM96).total,
-                        kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM112).total}));
+    size_t want_size = 0;
+    for (int bm : {kernels::kBwdBlockM, kernels::kBwdSm90BlockM80, kernels::kBwdSm90BlockM96, kernels::kBwdSm90BlockM112})
+      want_size = std::max(want_size, kernels::bwd_workspace_layout(s, bm).total);
+    EXPECT_EQ(attn_bwd_workspace_size(s), want_size);
     EXPECT_GT(kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM96).total,
               kernels::bwd_workspace_layout(s, kernels::kBwdSm90BlockM80).total)
         << "1000 rows pad to 1056 (96) and 1040 (80)";
@@ -1275,7 +1296,8 @@ TEST(BwdSm90TileRule, TallDraftTilesOnlyAtHeadDim64) {
           const bool shifted = sc == Schedule::kShift;
           const bool taller = seqlen >= 1024 && sc != Schedule::kAscending && !(causal && shifted);
           EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), taller ? tall : kernels::kBwdSm90BlockM)
-              << schedule_name(sc) << " " << seqlen << (causal ? " causal" : " full") << " draft " << height;
+              << schedule_name(sc) << " " << seqlen << (causal ? " causal" : " full") << " height "
+              << (height == nullptr ? "unset" : height);
           for (const char* f : {"96", "112"}) {
             ScopedEnv forced("DASH_BWD_SM90_BLOCK_M", f);
             EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), std::atoi(f));
@@ -1294,6 +1316,8 @@ TEST(BwdSm90TileRule, TallDraftTilesOnlyAtHeadDim64) {
 // size query covering both layouts.
 TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
   const DefaultTileSwitches defaults;
+  // 80 rows at head_dim 64 too (its default height, 96: TallTilesAtHeadDim64), so one rule reads for both.
+  ScopedEnv d64_eighty("DASH_BWD_SM90_D64_BM", "80");
   AttnShape s;
   s.batch = 1; s.heads_q = 16; s.heads_kv = 16; s.head_dim = 128; s.dtype = DType::kBF16; s.causal = false;
   auto bm = [&](int seqlen, bool causal, DType dt, int d, Schedule sc, int seqlen_k = 0) {
