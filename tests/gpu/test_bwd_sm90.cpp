@@ -224,8 +224,8 @@ class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 // kernels::bwd_sm90_block_m, which BwdSm90TileRule tests): at full masks (bf16 and fp16, head_dim
 // 64 and 128) the tall tile (80 rows at head_dim 128; 96 at head_dim 64, or DASH_BWD_SM90_D64_BM's
 // 80 / 112) for atomic, shift and symmetric shift (= shift on a full mask) from 1024 rows and keys,
-// at head_dim 64 also spt and descending; else 64. Causal masks: 64, except at head_dim 64 (unless
-// DASH_BWD_SM90_D64_CAUSAL_BM80=0): the tall tile for atomic, spt and descending.
+// at head_dim 64 also spt, descending and ascending; else 64. Causal masks: 64, except at head_dim 64
+// (unless DASH_BWD_SM90_D64_CAUSAL_BM80=0): the tall tile for atomic, spt and descending.
 bool d64_causal_bm80_on() { return kernels::env_not_zero("DASH_BWD_SM90_D64_CAUSAL_BM80"); }
 // The head_dim 128 causal draft (DASH_BWD_SM90_D128_CAUSAL_BM80=1): 80 rows for atomic only.
 bool d128_causal_bm80_on() { return kernels::env_set_to_one("DASH_BWD_SM90_D128_CAUSAL_BM80"); }
@@ -258,7 +258,8 @@ int expected_block_m(const ProblemSpec& s, Schedule sc) {
     return sc == Schedule::kAtomic && s.seqlen_q >= 1024 && s.seqlen_k >= 1024 ? tall : k64;
   const bool shifted = sc == Schedule::kShift || sc == Schedule::kSymmetricShift;
   const bool taller = sc == Schedule::kAtomic || (shifted && !s.causal) ||
-                      (d64 && (sc == Schedule::kSpt || sc == Schedule::kDescending));
+                      (d64 && (sc == Schedule::kSpt || sc == Schedule::kDescending ||
+                               (sc == Schedule::kAscending && !s.causal)));
   return taller && s.seqlen_q >= 1024 && s.seqlen_k >= 1024 ? tall : k64;
 }
 // The register split of a tile by default: 24 / 240 for 80-row tiles at head_dim 128, else 40 / 232.
@@ -538,8 +539,8 @@ TEST(BwdSm90Fp16Bm80, AccurateAndBitwiseReproducible) {
 }
 
 // The tall tiles at head_dim 64 (bf16 and fp16; 96 rows by default since the twentieth session,
-// 80 before), the 40 / 232 split and two dQ staging buffers: by default for atomic, shift, spt and
-// descending from 1k (ascending forced here); DASH_BWD_SM90_D64_BM80=0 switches them off.
+// 80 before), the 40 / 232 split and two dQ staging buffers: by default for atomic, shift, spt,
+// descending and ascending from 1k; DASH_BWD_SM90_D64_BM80=0 switches them off.
 TEST(BwdSm90D64Bm80, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
   for (auto [dt, seed] : {std::pair{DType::kBF16, 9100}, std::pair{DType::kFP16, 9200}})
@@ -1294,7 +1295,7 @@ TEST(BwdSm90TileRule, TallTilesAtHeadDim64) {
           s.seqlen_q = s.seqlen_k = seqlen;
           s.head_dim = 64;
           const bool shifted = sc == Schedule::kShift;
-          const bool taller = seqlen >= 1024 && sc != Schedule::kAscending && !(causal && shifted);
+          const bool taller = seqlen >= 1024 && !(causal && (shifted || sc == Schedule::kAscending));
           EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), taller ? tall : kernels::kBwdSm90BlockM)
               << schedule_name(sc) << " " << seqlen << (causal ? " causal" : " full") << " height "
               << (height == nullptr ? "unset" : height);
@@ -1337,8 +1338,9 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
       EXPECT_EQ(bm(4096, true, dt, d, sc), d == 64 && sc == Schedule::kAtomic ? k80 : k64)
           << kind << schedule_name(sc) << ": causal keeps 64-row tiles except at head_dim 64 (not the shifts)";
     }
-    for (Schedule sc : {Schedule::kAscending, Schedule::kAuto})
-      EXPECT_EQ(bm(16384, false, dt, d, sc), k64) << kind << schedule_name(sc);
+    EXPECT_EQ(bm(16384, false, dt, d, Schedule::kAuto), k64) << kind;
+    EXPECT_EQ(bm(16384, false, dt, d, Schedule::kAscending), d == 64 ? k80 : k64) << kind << "ascending";
+    EXPECT_EQ(bm(16384, true, dt, d, Schedule::kAscending), k64) << kind << "causal ascending";
   }
   for (Schedule sc : {Schedule::kSpt, Schedule::kDescending})
     for (DType dt : {bf, fp})
