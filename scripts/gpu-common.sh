@@ -49,3 +49,37 @@ ncu_shift_ordered_unordered() {
     head -40 "$O/ncu/phases-$v.txt"
   done
 }
+# The head_dim 64 tile-height A/B: `d64_height_ab "80 96 112" SCHEDULES`: 2 interleaved rounds of
+# `dash-attn bench` at hdim 64 full and causal 1k-16k per DASH_BWD_SM90_D64_BM height
+# ($O/bm96-H-cC-rR.json), then each later height's speed / the first's per schedule and length (min
+# of 2; the tile heights that ran; the later height's ms). gpu-next26.sh PART=3, gpu-next27.sh PART=1.
+d64_height_ab() {
+  local heights=$1 schedules=$2
+  for r in 1 2; do
+    for e in $heights; do
+      for c in 0 1; do
+        DASH_BWD_SM90_D64_BM=$e timeout -k 5 60 bins/new/dash-attn bench --hdim 64 --causal $c \
+          --seqlen 1024,2048,4096,8192,16384 --schedules "$schedules" \
+          --json "$O/bm96-$e-c$c-r$r.json" > /dev/null 2>&1 || echo "bench $e $c r$r rc $?"
+      done
+    done
+  done
+  python3 - "$O" "$heights" "$schedules" <<'PY'
+import json, sys
+O, heights, schedules = sys.argv[1], [int(h) for h in sys.argv[2].split()], sys.argv[3].split(",")
+def load(e, c):
+    t = {}
+    for r in (1, 2):
+        for row in json.load(open(f"{O}/bm96-{e}-c{c}-r{r}.json")):
+            t.setdefault((row["schedule"], row["seqlen"]), []).append((row["bwd_ms"], row["block_m"]))
+    return {k: min(v) for k, v in t.items()}
+for c in (0, 1):
+    a = load(heights[0], c)
+    for h in heights[1:]:
+        b = load(h, c)
+        print(f"hdim 64 {'causal' if c else 'full'}: {h}-row speed / {heights[0]}-row (min of 2; the tile heights that ran; {h}-row ms)")
+        for sc in schedules:
+            print(f"  {sc:11s}" + "".join(f"  {a[(sc, s)][0] / b[(sc, s)][0]:.3f} ({a[(sc, s)][1]}/{b[(sc, s)][1]}; {b[(sc, s)][0]:.3f})"
+                                          for s in (1024, 2048, 4096, 8192, 16384)))
+PY
+}

@@ -42,33 +42,7 @@ else
       done
     done
   done
-  for r in 1 2; do
-    for e in 80 96 112; do
-      for c in 0 1; do
-        DASH_BWD_SM90_D64_BM=$e timeout -k 5 60 bins/new/dash-attn bench --hdim 64 --causal $c \
-          --seqlen 1024,2048,4096,8192,16384 --schedules atomic,shift,spt,descending \
-          --json "$O/bm96-$e-c$c-r$r.json" > /dev/null 2>&1 || echo "bench $e $c r$r rc $?"
-      done
-    done
-  done
-  python3 - "$O" <<'PY'
-import json, sys
-O = sys.argv[1]
-def load(e, c):
-    t = {}
-    for r in (1, 2):
-        for row in json.load(open(f"{O}/bm96-{e}-c{c}-r{r}.json")):
-            t.setdefault((row["schedule"], row["seqlen"]), []).append((row["bwd_ms"], row["block_m"]))
-    return {k: min(v) for k, v in t.items()}
-for c in (0, 1):
-    a = load(80, c)
-    for h in (96, 112):
-        b = load(h, c)
-        print(f"hdim 64 {'causal' if c else 'full'}: {h}-row speed / default (min of 2; the tile heights that ran)")
-        for sc in ("atomic", "shift", "spt", "descending"):
-            print(f"  {sc:11s}" + "".join(f"  {a[(sc, s)][0] / b[(sc, s)][0]:.3f} ({a[(sc, s)][1]}/{b[(sc, s)][1]})"
-                                          for s in (1024, 2048, 4096, 8192, 16384)))
-PY
+  d64_height_ab "80 96 112" atomic,shift,spt,descending
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
