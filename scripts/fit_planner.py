@@ -122,6 +122,13 @@ DATA = {
     "68d0908": dict(peers_log=None,
                     peers_json=["docs/data/final-h200-68d0908/peers.json"],
                     bench=[]),
+    # The twentieth session's peers run (8d47f07: 96-row tiles at hdim 64 from 1k for atomic /
+    # shift / symmetric_shift / spt / descending, and ascending at full masks). The planner models
+    # 64-row tiles for auto; the 96-row schedules' rows are what they ran. Peers only (one
+    # process, 3 rounds).
+    "8d47f07": dict(peers_log=None,
+                    peers_json=["docs/data/final-h200-8d47f07/peers.json"],
+                    bench=[]),
 }
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]

@@ -9,7 +9,10 @@ CostParams CostParams::for_tiles(int block_m, int block_n) {
   if (block_m == 64 && block_n == 128) return kSm90Params;
   if (block_m == 80 && block_n == 128) return kSm90Params80;
   // The 96 / 112-row tiles at head_dim 64 (96 the default there since the twentieth session;
-  // DASH_BWD_SM90_D64_BM): not fitted; the 80-row rates stand in.
+  // DASH_BWD_SM90_D64_BM): not fitted; the 80-row rates stand in. Checked on the 96-row atomic rows
+  // of the 8d47f07 peers run (hdim 64, 1k-16k; `dash-attn plan --block-m 96 --schedule atomic
+  // --param per_sm_tflops=...`): 6.5 is the best of 6.0 / 6.5 / 7.0 / 7.5 (rms log ratio error
+  // 0.031 at full masks, 0.036 with causal; measured / predicted 0.96-1.08).
   if ((block_m == 96 || block_m == 112) && block_n == 128) return kSm90Params80;
   return CostParams{};
 }
