@@ -323,10 +323,10 @@ constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 //  - DASH_BWD_SM90_BLOCK_M=80 (either head dim), 96 or 112 (head_dim 64): that height for every
 //    schedule; any other value: 64 rows;
 //  - unset: the tall tile for atomic, shift and symmetric shift (= shift on a full mask; not causal),
-//    and at head_dim 64 also spt, descending and (full masks) ascending, when seqlen_q and seqlen_k
-//    are >= kBwdSm90Bm80MinSeqlen; else 64 (auto; ascending, spt and descending at head_dim 128;
-//    ascending at causal head_dim 64; at causal head_dim 128 every schedule but atomic, which takes 80
-//    rows only with the DASH_BWD_SM90_D128_CAUSAL_BM80 draft).
+//    and at head_dim 64 also spt, descending and ascending, when seqlen_q and seqlen_k are >=
+//    kBwdSm90Bm80MinSeqlen; else 64 (auto; ascending, spt and descending at head_dim 128; at causal
+//    head_dim 128 every schedule but atomic, which takes 80 rows only with the
+//    DASH_BWD_SM90_D128_CAUSAL_BM80 draft).
 // Measured on the H200 (80 against 64 rows, full masks, 1k-16k; docs/perf.md v16, v17):
 //  - head_dim 128 bf16: atomic 1.02-1.10x, shift 1.06-1.17x, descending 0.86-0.98x (its ordered
 //    dQ chain waits for the one staging buffer's writer: v14);
@@ -336,8 +336,8 @@ constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 //    was 0.92-0.95x at 1k-4k).
 // And 96 against 80 rows at head_dim 64 (bf16, 1k-16k, 2 runs of 2 interleaved rounds, docs/perf.md
 // v21): full atomic 1.02-1.07x, shift 1.03-1.10x, spt 1.04-1.09x, descending 1.04-1.08x (heads
-// interleaved); causal atomic 1.00-1.07x, spt 0.99-1.03x, descending 1.00-1.04x; ascending at full
-// masks 96 / 64 rows 1.11-1.21x (forced; it had kept 64 rows), not measured causal.
+// interleaved); causal atomic 1.00-1.07x, spt 0.99-1.03x, descending 1.00-1.04x; ascending (forced;
+// it had kept 64 rows) 96 / 64 rows 1.11-1.21x at full masks, 1.06-1.13x causal.
 // kAuto is resolved with 64-row tiles (attn_bwd then runs the resolved schedule with its own tiles).
 // A function of shape and schedule only, so the bits do not depend on the device or grid.
 // Read on every call: set DASH_BWD_SM90_BLOCK_M before attn_bwd_workspace_size.
@@ -353,7 +353,7 @@ inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
   const bool shifted = schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
   const bool tall = schedule == Schedule::kAtomic || (shifted && !s.causal) ||
                     (d64 && (schedule == Schedule::kSpt || schedule == Schedule::kDescending ||
-                             (schedule == Schedule::kAscending && !s.causal)));
+                             schedule == Schedule::kAscending));
   if (!(tall && s.seqlen_q >= kBwdSm90Bm80MinSeqlen && s.seqlen_k >= kBwdSm90Bm80MinSeqlen)) return kBwdSm90BlockM;
   return d64 ? bwd_sm90_d64_block_m() : kBwdSm90BlockM80;
 }

@@ -225,7 +225,7 @@ class BwdSm90Accuracy : public testing::TestWithParam<Sm90Case> {};
 // 64 and 128) the tall tile (80 rows at head_dim 128; 96 at head_dim 64, or DASH_BWD_SM90_D64_BM's
 // 80 / 112) for atomic, shift and symmetric shift (= shift on a full mask) from 1024 rows and keys,
 // at head_dim 64 also spt, descending and ascending; else 64. Causal masks: 64, except at head_dim 64
-// (unless DASH_BWD_SM90_D64_CAUSAL_BM80=0): the tall tile for atomic, spt and descending.
+// (unless DASH_BWD_SM90_D64_CAUSAL_BM80=0): the tall tile for atomic, spt, descending and ascending.
 bool d64_causal_bm80_on() { return kernels::env_not_zero("DASH_BWD_SM90_D64_CAUSAL_BM80"); }
 // The head_dim 128 causal draft (DASH_BWD_SM90_D128_CAUSAL_BM80=1): 80 rows for atomic only.
 bool d128_causal_bm80_on() { return kernels::env_set_to_one("DASH_BWD_SM90_D128_CAUSAL_BM80"); }
@@ -258,8 +258,7 @@ int expected_block_m(const ProblemSpec& s, Schedule sc) {
     return sc == Schedule::kAtomic && s.seqlen_q >= 1024 && s.seqlen_k >= 1024 ? tall : k64;
   const bool shifted = sc == Schedule::kShift || sc == Schedule::kSymmetricShift;
   const bool taller = sc == Schedule::kAtomic || (shifted && !s.causal) ||
-                      (d64 && (sc == Schedule::kSpt || sc == Schedule::kDescending ||
-                               (sc == Schedule::kAscending && !s.causal)));
+                      (d64 && (sc == Schedule::kSpt || sc == Schedule::kDescending || sc == Schedule::kAscending));
   return taller && s.seqlen_q >= 1024 && s.seqlen_k >= 1024 ? tall : k64;
 }
 // The register split of a tile by default: 24 / 240 for 80-row tiles at head_dim 128, else 40 / 232.
@@ -584,8 +583,8 @@ TEST(BwdSm90D64TallTiles, AccurateAndBitwiseReproducible) {
       }
 }
 
-// Causal tall tiles at head_dim 64 (96 rows by default, 80 forced here): atomic, spt and descending
-// from 1k by default; ascending, shift and symmetric shift forced (DASH_BWD_SM90_BLOCK_M=80: shift's
+// Causal tall tiles at head_dim 64 (96 rows by default, 80 forced here): atomic, spt, descending and
+// ascending from 1k by default; shift and symmetric shift forced (DASH_BWD_SM90_BLOCK_M=80: shift's
 // rank then the one-warp loop, no rank variant at causal tall tiles); DASH_BWD_SM90_D64_CAUSAL_BM80=0
 // switches them off.
 TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
@@ -1295,7 +1294,7 @@ TEST(BwdSm90TileRule, TallTilesAtHeadDim64) {
           s.seqlen_q = s.seqlen_k = seqlen;
           s.head_dim = 64;
           const bool shifted = sc == Schedule::kShift;
-          const bool taller = seqlen >= 1024 && !(causal && (shifted || sc == Schedule::kAscending));
+          const bool taller = seqlen >= 1024 && !(causal && shifted);
           EXPECT_EQ(kernels::bwd_sm90_block_m(s, sc), taller ? tall : kernels::kBwdSm90BlockM)
               << schedule_name(sc) << " " << seqlen << (causal ? " causal" : " full") << " height "
               << (height == nullptr ? "unset" : height);
@@ -1340,7 +1339,7 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
     }
     EXPECT_EQ(bm(16384, false, dt, d, Schedule::kAuto), k64) << kind;
     EXPECT_EQ(bm(16384, false, dt, d, Schedule::kAscending), d == 64 ? k80 : k64) << kind << "ascending";
-    EXPECT_EQ(bm(16384, true, dt, d, Schedule::kAscending), k64) << kind << "causal ascending";
+    EXPECT_EQ(bm(16384, true, dt, d, Schedule::kAscending), d == 64 ? k80 : k64) << kind << "causal ascending";
   }
   for (Schedule sc : {Schedule::kSpt, Schedule::kDescending})
     for (DType dt : {bf, fp})
@@ -1360,13 +1359,13 @@ TEST(BwdSm90TileRule, EightyRowTilesAtFullMasksForTheSchedulesWithSlack) {
   }
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 64), 40);
   EXPECT_EQ(kernels::bwd_sm90_producer_regs(80, 128), 24);
-  {  // causal head_dim 64: atomic, spt and descending from 1024; shift / symmetric shift 64
+  {  // causal head_dim 64: atomic, spt, descending and ascending from 1024; shift / symmetric shift 64
     for (DType dt : {bf, fp}) {
-      for (Schedule sc : {Schedule::kAtomic, Schedule::kSpt, Schedule::kDescending}) {
+      for (Schedule sc : {Schedule::kAtomic, Schedule::kSpt, Schedule::kDescending, Schedule::kAscending}) {
         EXPECT_EQ(bm(8192, true, dt, 64, sc), k80) << schedule_name(sc);
         EXPECT_EQ(bm(1000, true, dt, 64, sc), k64) << schedule_name(sc) << ": below 1024 rows";
       }
-      for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAscending, Schedule::kAuto})
+      for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift, Schedule::kAuto})
         EXPECT_EQ(bm(8192, true, dt, 64, sc), k64) << schedule_name(sc);
       EXPECT_EQ(bm(8192, true, dt, 128, Schedule::kDescending), k64) << "head_dim 128 causal keeps 64 rows";
       ScopedEnv d128("DASH_BWD_SM90_D128_CAUSAL_BM80", "1");  // the draft: atomic only by default
