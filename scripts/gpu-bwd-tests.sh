@@ -5,7 +5,7 @@
 # per sanitizer. Used by gpu-bm80-check.sh and gpu-bm80-default.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-O=$1 LIMIT=${LIMIT_S:-200}
+O=$1 LIMIT=${LIMIT_S:-200}  # SHARDS (default 4): gpu-suite-shards.sh
 pids=()
 for tool in memcheck racecheck synccheck; do
   (timeout -k 5 "$LIMIT" bash scripts/run_sanitizer.sh $tool bins/new/dash_gpu_tests > "$O/sanitizer-$tool.log" 2>&1; echo "rc $?" >> "$O/sanitizer-$tool.log") &
