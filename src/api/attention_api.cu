@@ -455,6 +455,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // taken when the current one has one step left; DASH_BWD_TAKE_AHEAD=0: once it is done).
   p.debug_unordered = kernels::env_set_to_one("DASH_DEBUG_UNORDERED");
   p.debug_no_reduce = kernels::env_set_to_one("DASH_DEBUG_NO_REDUCE");
+  p.dq_first_store = use_sm90 && model.deterministic() && !p.debug_unordered &&
+                     kernels::env_not_zero("DASH_BWD_DQ_FIRST_STORE");
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
@@ -482,7 +484,10 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;
 
-  DASH_CUDA_RETURN(cudaMemsetAsync(w + ws.zero_begin, 0, ws.zero_bytes, stream));
+  {  // dq_accum needs no zeroing when each tile's first contribution is stored (p.dq_first_store)
+    const size_t begin = p.dq_first_store ? ws.dq_sem : ws.zero_begin;
+    DASH_CUDA_RETURN(cudaMemsetAsync(w + begin, 0, ws.zero_begin + ws.zero_bytes - begin, stream));
+  }
   DASH_CUDA_RETURN(kernels::launch_bwd_preprocess(p, s.head_dim, s.dtype, stream));
   if (use_sm90) {
     DASH_CUDA_RETURN(kernels::launch_bwd_main_sm90(p, sm90_maps, s.head_dim, s.dtype, s.causal, grid, stream));

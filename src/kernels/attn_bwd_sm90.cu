@@ -194,6 +194,11 @@ __device__ __forceinline__ bool staged_dq_chunk(const BwdKernelParams& p, int D,
   *tile = chunk / chunks;
   *c = chunk % chunks;
   if (*tile >= tp.m_tiles()) return false;
+  // p.dq_first_store: a tile no partial reached was never written (its semaphore is still 0).
+  if (p.dq_first_store && p.dq_sem[((int64_t)b * tp.heads_q + h) * tp.m_tiles() + *tile] == 0) {
+    *x = make_float4(0.f, 0.f, 0.f, 0.f);
+    return true;
+  }
   *x = *reinterpret_cast<const float4*>(p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D +
                                         (int64_t)*tile * bm * D + 4 * *c);
   return true;
@@ -289,6 +294,18 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 }
 
 // ---- the dQ writers (warp 9, lane 0; warp 11, lane 0 too with p.dual_writer) -------------------
+// One staged dQ partial to its dq_accum tile: added (bulk reduce-add), or, for the first of its
+// ordered chain with p.dq_first_store (rank 0), stored (bulk copy: dq_accum was not zeroed). Then
+// the bulk group is committed.
+__device__ __forceinline__ void issue_dq_bulk(const BwdKernelParams& p, float* dst, const float* src, uint32_t bytes,
+                                              int rank) {
+  if (p.dq_first_store && rank == 0)
+    cuda::ptx::cp_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, dst, src, bytes);
+  else
+    cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst, src,
+                                    bytes);
+  cuda::ptx::cp_async_bulk_commit_group();
+}
 // Handles the staged tiles q = first, first + stride, ... (stride 1: every tile, buffer q % 2;
 // p.dual_writer (default): two writers, stride 2, one per staging buffer).
 // NOTES: one thread, like the taker and the loader. Until 2026-11-30 (seventh session) all 32
@@ -348,11 +365,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
       // The acquired predecessor's adds must be ordered before our async-proxy adds.
       cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
     }
-    if (!p.debug_no_reduce) {  // diagnostic switch, see BwdKernelParams
-      cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst,
-                                      sDq + buf * L::kDqFloats, L::kDqBytes);
-      cuda::ptx::cp_async_bulk_commit_group();
-    }
+    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank);  // (diagnostic switch)
     if (early) {  // DRAFT (p.writer_early_release): the buffer back once the bulk copy has read it
       cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
       cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
@@ -423,11 +436,7 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
       ptx::wait_equal(sem, rank, task, mi, mj);
       cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
     }
-    if (!p.debug_no_reduce) {
-      cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst,
-                                      sDq + buf * L::kDqFloats, L::kDqBytes);
-      cuda::ptx::cp_async_bulk_commit_group();
-    }
+    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank);
     // Completion of the previous tile, not `.read` (dash-spec 4); this tile's group stays in flight.
     if (owed_sem >= 0) finish_owed(q - 1, !p.debug_no_reduce);
     owed_sem = sem_idx;

@@ -54,6 +54,13 @@ struct BwdKernelParams {
   // reduce-add itself (dQ is WRONG): with debug_unordered, separates the cost of the dQ
   // reduce traffic from that of the Q/dO loads of a visit order.
   int debug_no_reduce;
+  // The first contribution of each dQ tile (rank 0 of its ordered chain) is stored (a bulk copy),
+  // not added, so that dq_accum needs no zeroing before the backward (DASH_BWD_DQ_FIRST_STORE,
+  // default on; sm90 backward, ordered schedules only: attn_bwd sets it and then zeroes the
+  // semaphores alone). The postprocess writes dQ = 0 for a tile no KV tile contributed to (its
+  // semaphore still 0: causal rows that see no key). The same bits as the zeroed accumulator and
+  // an add, except that a first partial of -0.0 stays -0.0 there (0 + -0.0 = +0.0).
+  int dq_first_store;
   // DRAFT (DASH_BWD_WRITER_OVERLAP=1, sm90 backward): the dQ writer overlaps the completion wait
   // of one tile with the issue of the next (dq_writer_overlap). Same adds in the same order.
   int writer_overlap;

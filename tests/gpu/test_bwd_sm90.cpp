@@ -611,6 +611,66 @@ TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
   EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
 }
 
+// The first dQ contribution stored instead of added (p.dq_first_store, DASH_BWD_DQ_FIRST_STORE,
+// default on: dq_accum is not zeroed before the backward): with the whole workspace poisoned (NaN
+// bytes) first, every deterministic schedule gives dQ equal to the zeroed accumulator's (=0: as
+// values, so +0 / -0 compare equal; the one documented difference) and dK / dV bit for bit, for
+// 64-row, 80-row (hdim 128) and 96-row (hdim 64) tiles, full and causal masks, GQA, and causal
+// rows that see no key (seqlen_q > seqlen_k: whole Q tiles with no contribution, which the
+// postprocess writes as 0). Atomic mode keeps the zeroing (no order to know the first by).
+TEST(BwdSm90DqFirstStore, SameGradientsAsTheZeroedAccumulator) {
+  REQUIRE_SM90();
+  ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
+  int seed = 9400;
+  for (auto [dt, d, causal, shape] :
+       {std::tuple{DType::kBF16, 128, false, std::tuple{1, 2048, 2048, 4, 1}},
+        std::tuple{DType::kBF16, 128, true, std::tuple{2, 1000, 113, 8, 2}},
+        std::tuple{DType::kFP16, 128, true, std::tuple{1, 1100, 1300, 4, 2}},
+        std::tuple{DType::kBF16, 64, false, std::tuple{1, 1100, 1300, 4, 1}},
+        std::tuple{DType::kBF16, 64, true, std::tuple{2, 1300, 300, 4, 4}},
+        std::tuple{DType::kFP16, 64, true, std::tuple{1, 2048, 2048, 8, 2}}}) {
+    ProblemSpec s = spec_of(dt, d, causal, shape, seed++);
+    Problem pr(s);
+    ASSERT_TRUE(tested_forward(pr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kSpt,
+                        Schedule::kAscending, Schedule::kAtomic}) {
+      std::vector<double> dq0, dq1;
+      uint64_t dkv0 = 0;
+      BwdLaunchInfo info0, info1;
+      {
+        ScopedEnv off("DASH_BWD_DQ_FIRST_STORE", "0");
+        ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info0).ok()) << s.str();
+        CUDA_OK(cudaDeviceSynchronize());
+        ASSERT_TRUE(pr.dq.download(s.dtype, &dq0)) << "dQ left unwritten " << s.str();
+        dkv0 = Problem::fnv1a_combine(0, pr.dk.hash(), pr.dv.hash());
+      }
+      if (sc == Schedule::kAtomic) {  // not deterministic: the float64 bound is its check (check_grads)
+        ScopedEnv on("DASH_BWD_DQ_FIRST_STORE", nullptr);
+        CUDA_OK(cudaMemset(pr.workspace.ptr, 0xff, pr.workspace.bytes));
+        ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info1).ok());
+        check_grads(pr, Sm90Case{s, sc, true}, references(s), info1);
+        continue;
+      }
+      for (int rep = 0; rep < 2; ++rep) {
+        ScopedEnv on("DASH_BWD_DQ_FIRST_STORE", nullptr);
+        CUDA_OK(cudaMemset(pr.workspace.ptr, 0xff, pr.workspace.bytes));  // NaN floats, -1 ints
+        CUDA_OK(cudaDeviceSynchronize());
+        ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info1).ok()) << s.str();
+        CUDA_OK(cudaDeviceSynchronize());
+        ASSERT_EQ(info1.block_m, info0.block_m);
+        ASSERT_TRUE(pr.dq.download(s.dtype, &dq1)) << "dQ left unwritten " << s.str() << " " << schedule_name(sc);
+        size_t bad = 0, first_bad = 0;
+        for (size_t e = 0; e < dq0.size(); ++e)
+          if (!(dq0[e] == dq1[e]) && bad++ == 0) first_bad = e;
+        EXPECT_EQ(bad, 0u) << s.str() << " " << schedule_name(sc) << " bm " << info1.block_m << ": element "
+                           << first_bad << " " << dq0[first_bad] << " vs " << dq1[first_bad];
+        EXPECT_EQ(Problem::fnv1a_combine(0, pr.dk.hash(), pr.dv.hash()), dkv0) << s.str() << " " << schedule_name(sc);
+      }
+    }
+  }
+}
+
 // The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank) and the closed-form
 // ranks of full-mask shift and causal symmetric shift in the writer (kWRankShift / kWRankSym,
 // kernels::bwd_sm90_writer_rank): the same ranks, so the
