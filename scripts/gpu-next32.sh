@@ -7,11 +7,15 @@
 #           the determinism / accuracy tests so far; then `dash-attn bench` of every schedule;
 #   PART=2: pip install + pytest, then the peers benchmark (all 24 points) for the README table with
 #           the first store (the 8d47f07 table predates it).
+#   PART=3: the fused-postprocess draft (DASH_BWD_FUSED_POST=1, compile-checked only): its test
+#           BwdSm90FusedPost (DASH_TEST_SM90_DRAFT=1; the watchdog catches a hang), memcheck /
+#           racecheck of a small fused launch, then 2 interleaved rounds of `dash-attn bench` with and
+#           without it at hdim 128 / 64 full and causal 512-4k (descending, spt).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
 gpu_setup gpu-next32
-unset DASH_BWD_DQ_FIRST_STORE
+unset DASH_BWD_DQ_FIRST_STORE DASH_BWD_FUSED_POST
 {
 if [ "${PART:-1}" = 1 ]; then
   echo "== tests $(el)"
@@ -19,6 +23,41 @@ if [ "${PART:-1}" = 1 ]; then
   echo "== bench $(el)"
   bench_every_schedule
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
+elif [ "${PART:-1}" = 3 ]; then
+  echo "== fused postprocess draft $(el)"
+  DASH_TEST_SM90_DRAFT=1 DASH_TEST_WATCHDOG_S=60 timeout -k 5 240 bins/new/dash_gpu_tests \
+    --gtest_filter='BwdSm90FusedPost.*' > "$O/fused-tests.log" 2>&1
+  echo "rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$O/fused-tests.log" | tr '\n' ' ')"
+  grep -E "Failure|FAILED|hang|watchdog" "$O/fused-tests.log" | head -5
+  for tool in memcheck racecheck; do
+    DASH_BWD_FUSED_POST=1 timeout -k 5 60 compute-sanitizer --tool $tool bins/new/dash-attn bench --hdim 128 --causal 1 \
+      --seqlen 1000 --batch 1 --heads 4 --kv-heads 2 --schedules descending,shift --reps 1 > "$O/san-$tool.log" 2>&1
+    echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/san-$tool.log" | tr '\n' ' ')"
+  done
+  for r in 1 2; do
+    for f in 0 1; do
+      for d in 128 64; do
+        for c in 0 1; do
+          DASH_BWD_FUSED_POST=$f timeout -k 5 40 bins/new/dash-attn bench --hdim $d --causal $c --seqlen 512,1024,2048,4096 \
+            --schedules descending,spt --json "$O/fp$f-d$d-c$c-r$r.json" > /dev/null 2>&1 || echo "bench $f $d $c rc $?"
+        done
+      done
+    done
+  done
+  python3 - "$O" <<'PY'
+import json, sys
+O = sys.argv[1]
+for d in (128, 64):
+    for c in (0, 1):
+        t = {}
+        for f in (0, 1):
+            for r in (1, 2):
+                for row in json.load(open(f"{O}/fp{f}-d{d}-c{c}-r{r}.json")):
+                    t.setdefault((f, row["schedule"], row["seqlen"]), []).append(row["bwd_ms"])
+        for sc in ("descending", "spt"):
+            print(f"hdim {d} {'causal' if c else 'full'} {sc:10s} fused / kernel speed (min of 2): " + "  ".join(
+                f"{s}: {min(t[(0, sc, s)]) / min(t[(1, sc, s)]):.3f}" for s in (512, 1024, 2048, 4096)))
+PY
 else
   PIP_INSTALL=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-300} bash scripts/gpu-pytest-peers.sh "$O"
 fi

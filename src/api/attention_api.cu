@@ -457,6 +457,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.debug_no_reduce = kernels::env_set_to_one("DASH_DEBUG_NO_REDUCE");
   p.dq_first_store = use_sm90 && model.deterministic() && !p.debug_unordered &&
                      kernels::env_not_zero("DASH_BWD_DQ_FIRST_STORE");
+  p.fused_post = use_sm90 && model.deterministic() && !p.debug_unordered && !kernels::bwd_lagged_dq_enabled() &&
+                 kernels::env_set_to_one("DASH_BWD_FUSED_POST");
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
@@ -491,7 +493,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   DASH_CUDA_RETURN(kernels::launch_bwd_preprocess(p, s.head_dim, s.dtype, stream));
   if (use_sm90) {
     DASH_CUDA_RETURN(kernels::launch_bwd_main_sm90(p, sm90_maps, s.head_dim, s.dtype, s.causal, grid, stream));
-    DASH_CUDA_RETURN(kernels::launch_bwd_postprocess_sm90(p, s.head_dim, s.dtype, stream));
+    if (!p.fused_post) DASH_CUDA_RETURN(kernels::launch_bwd_postprocess_sm90(p, s.head_dim, s.dtype, stream));
   } else {
     DASH_CUDA_RETURN(kernels::launch_bwd_main(p, s.head_dim, s.dtype, s.causal, grid, stream));
     DASH_CUDA_RETURN(kernels::launch_bwd_postprocess(p, s.head_dim, s.dtype, stream));

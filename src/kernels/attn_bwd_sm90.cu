@@ -207,13 +207,10 @@ __device__ __forceinline__ bool staged_dq_chunk(const BwdKernelParams& p, int D,
 // warpgroup w, whose accumulator covers dQ columns 64w..64w+63 (fragment.cuh layout):
 // (r, c), (r, c+1), (r+8, c), (r+8, c+1) with r = 16(t/32) + (t%32)/4, c = 64w + 8k + 2(t%4).
 // hdim 64: one column chunk, w = 0, whichever warpgroup computed the tile.
+// Chunk c of Q tile `tile` of (batch b, query head h), staged value x: dQ = scale * x to its elements.
 template <typename T>
-__global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernelParams p, int D) {
-  int tile, c;
-  float4 x;
-  if (!staged_dq_chunk(p, D, kBM, &tile, &c, &x)) return;
+__device__ __forceinline__ void store_dq_chunk64(const BwdKernelParams& p, int b, int h, int tile, int c, float4 x) {
   const TileProblem& tp = p.model.p;
-  const int h = blockIdx.y, b = blockIdx.z;
   const int w = c / (8 * 128), k = (c / 128) % 8, t = c % 128;
   const int row0 = tile * kBM + 16 * (t / 32) + (t % 32) / 4;
   const int col = 64 * w + 8 * k + 2 * (t % 4);
@@ -223,6 +220,13 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
   if (row0 + 8 < tp.seqlen_q)
     *reinterpret_cast<V2*>(dst + (row0 + 8) * p.dq.ss) = Vec2<T>::make(x.z * p.scale, x.w * p.scale);
 }
+template <typename T>
+__global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernelParams p, int D) {
+  int tile, c;
+  float4 x;
+  if (!staged_dq_chunk(p, D, kBM, &tile, &c, &x)) return;
+  store_dq_chunk64<T>(p, blockIdx.z, blockIdx.y, tile, c, x);
+}
 
 // The 80-row tile's staging order: dQ^T fragments. dq_accum tile = [WG w (2)][n (10)][thread t (128)]
 // float4: acc[4n..4n+3] of the dQ^T accumulator of warpgroup w (rows = hdim 64w.., columns = the
@@ -230,13 +234,9 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
 // q = 8n + 2(t%4). Head_dim 64: one warpgroup block, w = 0, whichever warpgroup computed it.
 // BM: 80, or 96 / 112 (the head_dim 64 draft): n runs to BM / 8.
 template <typename T, int D, int BM>
-__global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
+__device__ __forceinline__ void store_dq_chunk_tall(const BwdKernelParams& p, int b, int h, int tile, int c, float4 x) {
   constexpr int kN = BM / 8;
-  int tile, c;
-  float4 x;
-  if (!staged_dq_chunk(p, D, BM, &tile, &c, &x)) return;
   const TileProblem& tp = p.model.p;
-  const int h = blockIdx.y, b = blockIdx.z;
   const int w = c / (kN * 128), n = (c / 128) % kN, t = c % 128;
   const int d = 64 * w + 16 * (t / 32) + (t % 32) / 4;
   const int q0 = tile * BM + 8 * n + 2 * (t % 4);
@@ -249,6 +249,13 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdK
     dst[(int64_t)(q0 + 1) * p.dq.ss] = static_cast<T>(x.y * p.scale);
     dst[(int64_t)(q0 + 1) * p.dq.ss + 8] = static_cast<T>(x.w * p.scale);
   }
+}
+template <typename T, int D, int BM>
+__global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
+  int tile, c;
+  float4 x;
+  if (!staged_dq_chunk(p, D, BM, &tile, &c, &x)) return;
+  store_dq_chunk_tall<T, D, BM>(p, blockIdx.z, blockIdx.y, tile, c, x);
 }
 
 // NOTES: the schedule model with the tile sizes as compile-time constants. ScheduleModel's
@@ -291,6 +298,48 @@ __device__ __forceinline__ int64_t dq_sem_index(const ScheduleModel& M, int b, i
 template <int D, int BM>
 __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const ScheduleModel& M, int b, int hq, int i) {
   return p.dq_accum + ((int64_t)b * M.p.heads_q + hq) * p.seqlen_q_pad * D + (int64_t)i * Sm90BwdSmem<D, BM>::kDqFloats;
+}
+
+// ---- DRAFT: the postprocess in the main kernel's tail (p.fused_post, DASH_BWD_FUSED_POST=1) ----
+// Ordered schedules only (the semaphores say when a dQ tile is complete). After its last task and
+// the writers' exit messages, each MMA warp claims dQ tiles from a counter in the workspace
+// (kPostCounter ints after the task counter, zeroed with it), head-major (the order tasks finish
+// in, roughly), waits until the tile's semaphore reaches its chain length (every contribution
+// added; every task is taken by then, by co-resident CTAs, so the wait depends on running writers
+// only) and converts it as the postprocess kernels do (store_dq_chunk64 / store_dq_chunk_tall: the
+// same math, the same bits); a tile with chain length 0 (causal rows that see no key) is written
+// as 0. The postprocess launch is then skipped. Written in the twentieth session, compile-checked
+// only; the idea: at 512-1k keys the postprocess pass (about 50 us at 16k tokens, hidden 2048) is
+// 5-9% of a backward, and the tail of the main kernel has idle SMs to hide it in.
+constexpr int kPostCounter = 32;  // ints past p.task_counter (its own 128-byte line)
+template <typename T, int D, int BM>
+__device__ __forceinline__ void fused_postprocess(const BwdKernelParams& p) {
+  const ScheduleModel M = fixed_tiles<BM>(p.model);
+  const TileProblem& tp = M.p;
+  const int lane = lane_id();
+  const int total = tp.batch * tp.heads_q * M.m;
+  constexpr int kChunks = BM * D / 4;
+#pragma unroll 1
+  for (;;) {
+    int claim = 0;
+    if (lane == 0) claim = atomicAdd(p.task_counter + kPostCounter, 1);
+    claim = __shfl_sync(0xffffffffu, claim, 0);
+    if (claim >= total) break;
+    const int hl = claim / M.m, i = claim - hl * M.m;
+    const int b = hl / tp.heads_q, hq = hl - b * tp.heads_q;
+    const int need = M.chain_length(i);
+    const int* sem = p.dq_sem + dq_sem_index(M, b, hq, i);
+    while (ptx::ld_acquire_gpu(sem) != need) __nanosleep(64);  // every lane its own acquire
+    const float4* src = reinterpret_cast<const float4*>(dq_accum_tile<D, BM>(p, M, b, hq, i));
+#pragma unroll 4
+    for (int c = lane; c < kChunks; c += 32) {
+      const float4 x = need == 0 ? make_float4(0.f, 0.f, 0.f, 0.f) : __ldcg(src + c);
+      if constexpr (BM == kBM)
+        store_dq_chunk64<T>(p, b, hq, i, c, x);
+      else
+        store_dq_chunk_tall<T, D, BM>(p, b, hq, i, c, x);
+    }
+  }
 }
 
 // ---- the dQ writers (warp 9, lane 0; warp 11, lane 0 too with p.dual_writer) -------------------
@@ -1389,6 +1438,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     sm90::mbar_wait(&bars.dq_empty[dbuf], L::dq_phase(use) ^ 1);
     if (threadIdx.x == 0) mailbox[dbuf] = DqMeta{0, 0, 0, 0, kMetaExit, 0, {0, 0}};
     cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
+  }
+  if constexpr (!kLag) {  // (not in the lagged draft: there it spilled; attn_bwd does not set it then)
+    if (p.fused_post) fused_postprocess<T, D, BM>(p);  // DRAFT, see fused_postprocess
   }
 }
 

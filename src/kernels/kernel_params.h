@@ -61,6 +61,10 @@ struct BwdKernelParams {
   // semaphore still 0: causal rows that see no key). The same bits as the zeroed accumulator and
   // an add, except that a first partial of -0.0 stays -0.0 there (0 + -0.0 = +0.0).
   int dq_first_store;
+  // DRAFT (DASH_BWD_FUSED_POST=1, sm90 backward, ordered schedules; twentieth session, compile-
+  // checked only): the MMA warps convert the complete dQ tiles in the main kernel's tail
+  // (attn_bwd_sm90.cu fused_postprocess) and the postprocess kernel is not launched.
+  int fused_post;
   // DRAFT (DASH_BWD_WRITER_OVERLAP=1, sm90 backward): the dQ writer overlaps the completion wait
   // of one tile with the issue of the next (dq_writer_overlap). Same adds in the same order.
   int writer_overlap;

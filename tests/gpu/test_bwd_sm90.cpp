@@ -671,6 +671,58 @@ TEST(BwdSm90DqFirstStore, SameGradientsAsTheZeroedAccumulator) {
   }
 }
 
+// DRAFT (compile-checked only, twentieth session; experiment-gated, DASH_TEST_SM90_DRAFT=1): the
+// postprocess in the main kernel's tail (DASH_BWD_FUSED_POST=1, attn_bwd_sm90.cu fused_postprocess):
+// dQ, dK and dV bit for bit equal to the postprocess kernel's, every deterministic schedule, 64-,
+// 80- and 96-row tiles, bf16 / fp16, full / causal, seqlen_q > seqlen_k (Q tiles no KV tile
+// reaches), grids 132 / 31 / 7 / 1 and both dispatches; with and without the first store.
+TEST(BwdSm90FusedPost, BitwiseEqualToThePostprocessKernel) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
+  int seed = 9450;
+  for (auto [dt, d, causal, shape] :
+       {std::tuple{DType::kBF16, 128, false, std::tuple{1, 2048, 2048, 4, 1}},
+        std::tuple{DType::kBF16, 128, true, std::tuple{2, 1000, 113, 8, 2}},
+        std::tuple{DType::kFP16, 64, false, std::tuple{1, 1100, 1300, 4, 1}},
+        std::tuple{DType::kBF16, 64, true, std::tuple{2, 1300, 300, 4, 4}}}) {
+    ProblemSpec s = spec_of(dt, d, causal, shape, seed++);
+    Problem pr(s);
+    ASSERT_TRUE(tested_forward(pr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kSpt,
+                        Schedule::kAscending}) {
+      for (const char* first_store : {static_cast<const char*>(nullptr), "0"}) {
+        ScopedEnv fs("DASH_BWD_DQ_FIRST_STORE", first_store);
+        BwdLaunchInfo info0;
+        uint64_t h0 = 0;
+        {
+          ScopedEnv off("DASH_BWD_FUSED_POST", nullptr);
+          ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info0).ok()) << s.str();
+          CUDA_OK(cudaDeviceSynchronize());
+          h0 = pr.grad_hash();
+        }
+        ScopedEnv on("DASH_BWD_FUSED_POST", "1");
+        for (int grid : {132, 31, 7, 1})
+          for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic}) {
+            AttnBwdParams p = pr.bwd_params(sc);
+            p.num_ctas = grid;
+            p.dispatch = disp;
+            CUDA_OK(cudaMemset(pr.workspace.ptr, 0xff, pr.workspace.bytes));
+            BwdLaunchInfo info;
+            ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str();
+            CUDA_OK(cudaDeviceSynchronize());
+            ASSERT_EQ(info.block_m, info0.block_m);
+            std::vector<double> dq;
+            ASSERT_TRUE(pr.dq.download(s.dtype, &dq)) << "dQ left unwritten " << s.str() << " " << schedule_name(sc);
+            EXPECT_EQ(pr.grad_hash(), h0) << s.str() << " " << schedule_name(sc) << " grid " << grid << " "
+                                          << dispatch_name(disp) << " first store " << (first_store ? "off" : "on");
+          }
+      }
+    }
+  }
+}
+
 // The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank) and the closed-form
 // ranks of full-mask shift and causal symmetric shift in the writer (kWRankShift / kWRankSym,
 // kernels::bwd_sm90_writer_rank): the same ranks, so the
