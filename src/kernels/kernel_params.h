@@ -61,10 +61,6 @@ struct BwdKernelParams {
   // semaphore still 0: causal rows that see no key). The same bits as the zeroed accumulator and
   // an add, except that a first partial of -0.0 stays -0.0 there (0 + -0.0 = +0.0).
   int dq_first_store;
-  // DRAFT (DASH_BWD_FUSED_POST=1, sm90 backward, ordered schedules; twentieth session, compile-
-  // checked only): the MMA warps convert the complete dQ tiles in the main kernel's tail
-  // (attn_bwd_sm90.cu fused_postprocess) and the postprocess kernel is not launched.
-  int fused_post;
   // DRAFT (DASH_BWD_WRITER_OVERLAP=1, sm90 backward): the dQ writer overlaps the completion wait
   // of one tile with the issue of the next (dq_writer_overlap). Same adds in the same order.
   int writer_overlap;
@@ -108,6 +104,10 @@ struct BwdKernelParams {
   // same bits (tests BwdSm90EarlyDv.*). Default on at head_dim 64, off at 128 (the launcher;
   // DASH_BWD_EARLY_DV=0/1 forces it; measured: docs/perf.md v10).
   int early_dv;
+  // (Last, so that the other fields keep their offsets in the kernels.) DRAFT (DASH_BWD_FUSED_POST=1, sm90 backward, ordered schedules; twentieth session, compile-
+  // checked only): the MMA warps convert the complete dQ tiles in the main kernel's tail
+  // (attn_bwd_sm90.cu fused_postprocess) and the postprocess kernel is not launched.
+  int fused_post;
 };
 
 inline constexpr int kDefaultTakeAhead = 1;
