@@ -83,3 +83,34 @@ for c in (0, 1):
                                           for s in (1024, 2048, 4096, 8192, 16384)))
 PY
 }
+# A switch's A/B: `switch_ab VAR "HDIMS" "CAUSALS" SCHEDULES SEQLENS`: 2 interleaved rounds of
+# `dash-attn bench` with VAR=0 and VAR=1 ($O/ab-VAR-vV-dD-cC-rR.json), then per head dim, mask and
+# schedule the speed with VAR=1 / with VAR=0 (min of 2). gpu-next31.sh, gpu-next32.sh PART=3.
+switch_ab() {
+  local var=$1 hdims=$2 causals=$3 schedules=$4 seqlens=$5
+  for r in 1 2; do
+    for v in 0 1; do
+      for d in $hdims; do
+        for c in $causals; do
+          env "$var=$v" timeout -k 5 40 bins/new/dash-attn bench --hdim "$d" --causal "$c" --seqlen "$seqlens" \
+            --schedules "$schedules" --json "$O/ab-$var-v$v-d$d-c$c-r$r.json" > /dev/null 2>&1 || echo "bench $var=$v $d $c rc $?"
+        done
+      done
+    done
+  done
+  python3 - "$O" "$var" "$hdims" "$causals" "$schedules" "$seqlens" <<'PY'
+import json, sys
+O, var, hdims, causals, schedules, seqlens = sys.argv[1:7]
+seqlens = [int(s) for s in seqlens.split(",")]
+for d in hdims.split():
+    for c in causals.split():
+        t = {}
+        for v in (0, 1):
+            for r in (1, 2):
+                for row in json.load(open(f"{O}/ab-{var}-v{v}-d{d}-c{c}-r{r}.json")):
+                    t.setdefault((v, row["schedule"], row["seqlen"]), []).append(row["bwd_ms"])
+        for sc in schedules.split(","):
+            print(f"hdim {d} {'causal' if c == '1' else 'full'} {sc:10s} {var}=1 / =0 speed (min of 2; =1 ms): " + "  ".join(
+                f"{s}: {min(t[(0, sc, s)]) / min(t[(1, sc, s)]):.3f} ({min(t[(1, sc, s)]):.3f})" for s in seqlens))
+PY
+}

@@ -3,7 +3,8 @@
 # (p.dq_first_store, DASH_BWD_DQ_FIRST_STORE; dq_accum no longer zeroed for ordered schedules):
 # its test and the determinism / accuracy tests in 4 shards, memcheck / racecheck of a causal
 # 1000-row launch (the test covers seqlen_q > seqlen_k), then the A/B against
-# DASH_BWD_DQ_FIRST_STORE=0 at the short lengths where the saved memset shows (2 interleaved
+# DASH_BWD_DQ_FIRST_STORE=0 at the short lengths where the saved memset shows (switch_ab; the 3c5c9de
+# run, before switch_ab, named its files fs*.json; 2 interleaved
 # rounds). Everything goes into $OUT/all.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -20,27 +21,7 @@ for tool in memcheck racecheck; do
   echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/san-$tool.log" | tr '\n' ' ')"
 done
 echo "== A/B $(el)"
-for r in 1 2; do
-  for fs in 0 1; do
-    for d in 128 64; do
-      DASH_BWD_DQ_FIRST_STORE=$fs timeout -k 5 40 bins/new/dash-attn bench --hdim $d --causal 0 --seqlen 512,1024,2048,4096 \
-        --schedules descending,spt --json "$O/fs$fs-d$d-r$r.json" > /dev/null 2>&1 || echo "bench $fs $d rc $?"
-    done
-  done
-done
-python3 - "$O" <<'PY'
-import json, sys
-O = sys.argv[1]
-for d in (128, 64):
-    t = {}
-    for fs in (0, 1):
-        for r in (1, 2):
-            for row in json.load(open(f"{O}/fs{fs}-d{d}-r{r}.json")):
-                t.setdefault((fs, row["schedule"], row["seqlen"]), []).append(row["bwd_ms"])
-    for sc in ("descending", "spt"):
-        print(f"hdim {d} full {sc:10s} first-store speed / zeroed (min of 2): " + "  ".join(
-            f"{s}: {min(t[(0, sc, s)]) / min(t[(1, sc, s)]):.3f} ({min(t[(1, sc, s)]):.3f} ms)" for s in (512, 1024, 2048, 4096)))
-PY
+switch_ab DASH_BWD_DQ_FIRST_STORE "128 64" 0 descending,spt 512,1024,2048,4096
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
 tar czf "$DEST/all.tgz" -C "$O" .

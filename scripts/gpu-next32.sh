@@ -34,30 +34,7 @@ elif [ "${PART:-1}" = 3 ]; then
       --seqlen 1000 --batch 1 --heads 4 --kv-heads 2 --schedules descending,shift --reps 1 > "$O/san-$tool.log" 2>&1
     echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/san-$tool.log" | tr '\n' ' ')"
   done
-  for r in 1 2; do
-    for f in 0 1; do
-      for d in 128 64; do
-        for c in 0 1; do
-          DASH_BWD_FUSED_POST=$f timeout -k 5 40 bins/new/dash-attn bench --hdim $d --causal $c --seqlen 512,1024,2048,4096 \
-            --schedules descending,spt --json "$O/fp$f-d$d-c$c-r$r.json" > /dev/null 2>&1 || echo "bench $f $d $c rc $?"
-        done
-      done
-    done
-  done
-  python3 - "$O" <<'PY'
-import json, sys
-O = sys.argv[1]
-for d in (128, 64):
-    for c in (0, 1):
-        t = {}
-        for f in (0, 1):
-            for r in (1, 2):
-                for row in json.load(open(f"{O}/fp{f}-d{d}-c{c}-r{r}.json")):
-                    t.setdefault((f, row["schedule"], row["seqlen"]), []).append(row["bwd_ms"])
-        for sc in ("descending", "spt"):
-            print(f"hdim {d} {'causal' if c else 'full'} {sc:10s} fused / kernel speed (min of 2): " + "  ".join(
-                f"{s}: {min(t[(0, sc, s)]) / min(t[(1, sc, s)]):.3f}" for s in (512, 1024, 2048, 4096)))
-PY
+  switch_ab DASH_BWD_FUSED_POST "128 64" "0 1" descending,spt 512,1024,2048,4096
 else
   PIP_INSTALL=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-300} bash scripts/gpu-pytest-peers.sh "$O"
 fi
