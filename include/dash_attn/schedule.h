@@ -180,8 +180,8 @@ struct ScheduleModel {
   // (H200, sixteenth session, docs/perf.md v17 item 10) descending on 80-row tiles 1.15-1.18x at
   // hdim 64 full 1k-4k and 1.07x at 8k, 1.06-1.11x at hdim 128 full 2k-4k, against head-major; atomic
   // there 0.97-0.99x at hdim 128 and 1.00-1.02x at hdim 64, so it stays head-major. The 96- and
-  // 112-row tiles at head_dim 64 (twentieth session) follow the 80-row rule: head-major, descending
-  // there ran at 0.39-0.66x of its interleaved 80-row speed at causal 1k-8k (docs/perf.md v21).
+  // 112-row tiles at head_dim 64 (twentieth session) follow the 80-row rule (run head-major,
+  // descending on them took 0.39-0.66x of its interleaved 80-row speed at causal 1k-8k; perf.md v21).
   DASH_HD static int default_head_block(const TileProblem& prob, Schedule s) {
     if (prob.block_n != 128) return 1;
     const bool ordered = s == Schedule::kAscending || s == Schedule::kDescending;

@@ -455,10 +455,11 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // taken when the current one has one step left; DASH_BWD_TAKE_AHEAD=0: once it is done).
   p.debug_unordered = kernels::env_set_to_one("DASH_DEBUG_UNORDERED");
   p.debug_no_reduce = kernels::env_set_to_one("DASH_DEBUG_NO_REDUCE");
-  p.dq_first_store = use_sm90 && model.deterministic() && !p.debug_unordered &&
-                     kernels::env_not_zero("DASH_BWD_DQ_FIRST_STORE");
-  p.fused_post = use_sm90 && model.deterministic() && !p.debug_unordered && !kernels::bwd_lagged_dq_enabled() &&
-                 kernels::env_set_to_one("DASH_BWD_FUSED_POST");
+  // The sm90 writers run an ordered chain (semaphores): a first contribution to store and a
+  // completion count to wait for.
+  const bool ordered_sm90 = use_sm90 && model.deterministic() && !p.debug_unordered;
+  p.dq_first_store = ordered_sm90 && kernels::env_not_zero("DASH_BWD_DQ_FIRST_STORE");
+  p.fused_post = ordered_sm90 && !kernels::bwd_lagged_dq_enabled() && kernels::env_set_to_one("DASH_BWD_FUSED_POST");
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");

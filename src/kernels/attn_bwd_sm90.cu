@@ -181,6 +181,12 @@ struct Sm90BwdBars {
   uint64_t ds_empty[2];    // every MMA thread: its dQ GEMM that read the buffer has retired
 };
 
+// The semaphore of dQ tile (batch b, query head hq, Q tile i) in p.dq_sem: for the writers, the
+// postprocess and the fused postprocess.
+__device__ __forceinline__ int64_t dq_sem_index(const ScheduleModel& M, int b, int hq, int i) {
+  return ((int64_t)b * M.p.heads_q + hq) * M.m + i;
+}
+
 // ---- postprocess for the sm90 staging order --------------------------------------------------
 // The staged dQ chunk (one float4 of dq_accum, in a tile's staging order) this thread converts:
 // thread blockIdx.x * 256 + threadIdx.x of query head blockIdx.y, batch blockIdx.z; `tile` is the Q
@@ -195,7 +201,7 @@ __device__ __forceinline__ bool staged_dq_chunk(const BwdKernelParams& p, int D,
   *c = chunk % chunks;
   if (*tile >= tp.m_tiles()) return false;
   // p.dq_first_store: a tile no partial reached was never written (its semaphore is still 0).
-  if (p.dq_first_store && p.dq_sem[((int64_t)b * tp.heads_q + h) * tp.m_tiles() + *tile] == 0) {
+  if (p.dq_first_store && p.dq_sem[dq_sem_index(p.model, b, h, *tile)] == 0) {
     *x = make_float4(0.f, 0.f, 0.f, 0.f);
     return true;
   }
@@ -232,7 +238,7 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernel
 // float4: acc[4n..4n+3] of the dQ^T accumulator of warpgroup w (rows = hdim 64w.., columns = the
 // tile's 80 query rows): (d, q), (d, q+1), (d+8, q), (d+8, q+1) with d = 64w + 16(t/32) + (t%32)/4,
 // q = 8n + 2(t%4). Head_dim 64: one warpgroup block, w = 0, whichever warpgroup computed it.
-// BM: 80, or 96 / 112 (the head_dim 64 draft): n runs to BM / 8.
+// BM: 80, or 96 / 112 (head_dim 64): n runs to BM / 8.
 template <typename T, int D, int BM>
 __device__ __forceinline__ void store_dq_chunk_tall(const BwdKernelParams& p, int b, int h, int tile, int c, float4 x) {
   constexpr int kN = BM / 8;
@@ -290,11 +296,8 @@ __device__ __forceinline__ int nctaid_x() {
   return n;
 }
 
-// The dQ tile a staged partial (batch b, query head hq, Q tile i) is added to: its semaphore
-// index in p.dq_sem and its fp32 accumulator tile. One definition for both writers.
-__device__ __forceinline__ int64_t dq_sem_index(const ScheduleModel& M, int b, int hq, int i) {
-  return ((int64_t)b * M.p.heads_q + hq) * M.m + i;
-}
+// The dQ tile a staged partial (batch b, query head hq, Q tile i) is added to: its fp32
+// accumulator tile (its semaphore: dq_sem_index). One definition for both writers.
 template <int D, int BM>
 __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const ScheduleModel& M, int b, int hq, int i) {
   return p.dq_accum + ((int64_t)b * M.p.heads_q + hq) * p.seqlen_q_pad * D + (int64_t)i * Sm90BwdSmem<D, BM>::kDqFloats;
@@ -858,7 +861,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(BM == kBM || D == 128 || !kLean, "80-row tiles at head_dim 64: the 40 / 232 split only");
   static_assert(!kLean || !kLag, "the 24-register producer split is not built with the lagged-dQ draft");
   using L = Sm90BwdSmem<D, BM>;
-  constexpr bool kT80 = BM != kBM;  // the 80-row tile (dQ transposed; one staging buffer at head_dim 128), or 96 rows
+  constexpr bool kT80 = BM != kBM;  // a tall tile: 80 rows (dQ transposed; one staging buffer at head_dim 128), 96 / 112
   // 80-row tile at 232 registers: dP^T issued only after P^T is packed (S^T and dP^T do not
   // overlap), dQ^T after dK. With kLean's 240 the 64-row order, both overlaps (compile-checked: no
   // spills, no serialized wgmma).
@@ -1559,19 +1562,14 @@ struct PostLauncher {
     const TileProblem& tp = p.model.p;
     const int chunks = tp.m_tiles() * tp.block_m * D / 4;
     const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
-    if (tp.block_m == kBM80) {
-      attn_bwd_postprocess_sm90_bm80<T, D, kBM80><<<grid, 256, 0, stream>>>(p);
+    auto tall = [&](auto bm) {  // the tall tiles' staging order (dQ^T), BM = bm
+      attn_bwd_postprocess_sm90_bm80<T, D, decltype(bm)::value><<<grid, 256, 0, stream>>>(p);
       return cudaGetLastError();
-    }
+    };
+    if (tp.block_m == kBM80) return tall(std::integral_constant<int, kBM80>{});
     if constexpr (D == 64) {
-      if (tp.block_m == kBM96) {
-        attn_bwd_postprocess_sm90_bm80<T, D, kBM96><<<grid, 256, 0, stream>>>(p);
-        return cudaGetLastError();
-      }
-      if (tp.block_m == kBM112) {
-        attn_bwd_postprocess_sm90_bm80<T, D, kBM112><<<grid, 256, 0, stream>>>(p);
-        return cudaGetLastError();
-      }
+      if (tp.block_m == kBM96) return tall(std::integral_constant<int, kBM96>{});
+      if (tp.block_m == kBM112) return tall(std::integral_constant<int, kBM112>{});
     }
     attn_bwd_postprocess_sm90<T><<<grid, 256, 0, stream>>>(p, D);
     return cudaGetLastError();
@@ -1603,7 +1601,7 @@ cudaError_t launch_bwd_main_sm90(const BwdKernelParams& p, const BwdSm90Maps& ma
   if (p.model.p.block_n != kBN) return cudaErrorNotSupported;
   if (!bwd_sm90_covers(dtype, head_dim)) return cudaErrorNotSupported;
   const int bm = p.model.p.block_m;
-  if (bm != kBM && bm != kBM80 && bm != kBM96 && bm != kBM112) return cudaErrorNotSupported;  // MainLauncher: which 80-row kernels exist
+  if (bm != kBM && bm != kBM80 && bm != kBM96 && bm != kBM112) return cudaErrorNotSupported;  // MainLauncher: which tall kernels exist
   return dispatch<MainLauncher>(dtype, head_dim, causal, p, maps, num_ctas, stream);
 }
 

@@ -104,9 +104,10 @@ struct BwdKernelParams {
   // same bits (tests BwdSm90EarlyDv.*). Default on at head_dim 64, off at 128 (the launcher;
   // DASH_BWD_EARLY_DV=0/1 forces it; measured: docs/perf.md v10).
   int early_dv;
-  // (Last, so that the other fields keep their offsets in the kernels.) DRAFT (DASH_BWD_FUSED_POST=1, sm90 backward, ordered schedules; twentieth session, compile-
+  // DRAFT (DASH_BWD_FUSED_POST=1, sm90 backward, ordered schedules; twentieth session, compile-
   // checked only): the MMA warps convert the complete dQ tiles in the main kernel's tail
-  // (attn_bwd_sm90.cu fused_postprocess) and the postprocess kernel is not launched.
+  // (attn_bwd_sm90.cu fused_postprocess) and the postprocess kernel is not launched. The last
+  // field, so that the others kept their offsets in the kernels.
   int fused_post;
 };
 
