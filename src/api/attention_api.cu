@@ -459,7 +459,10 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // completion count to wait for.
   const bool ordered_sm90 = use_sm90 && model.deterministic() && !p.debug_unordered;
   p.dq_first_store = ordered_sm90 && kernels::env_not_zero("DASH_BWD_DQ_FIRST_STORE");
-  p.fused_post = ordered_sm90 && !kernels::bwd_lagged_dq_enabled() && kernels::env_set_to_one("DASH_BWD_FUSED_POST");
+  // Programmatic dependent launch of the main kernel and the postprocess (sm90; DASH_BWD_PDL),
+  // the postprocess polling its tile's semaphore on ordered schedules (DASH_BWD_POST_POLL).
+  p.pdl = use_sm90 && kernels::env_set_to_one("DASH_BWD_PDL");
+  p.post_poll = p.pdl && ordered_sm90 && kernels::env_set_to_one("DASH_BWD_POST_POLL");
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
@@ -487,14 +490,18 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;
 
-  {  // dq_accum needs no zeroing when each tile's first contribution is stored (p.dq_first_store)
+  {  // dq_accum needs no zeroing when each tile's first contribution is stored (p.dq_first_store);
+     // with p.pdl the rest (semaphores, task counter, mailboxes) is zeroed by the preprocess.
     const size_t begin = p.dq_first_store ? ws.dq_sem : ws.zero_begin;
-    DASH_CUDA_RETURN(cudaMemsetAsync(w + begin, 0, ws.zero_begin + ws.zero_bytes - begin, stream));
+    const size_t bytes = ws.zero_begin + ws.zero_bytes - begin;
+    p.zero_ptr = reinterpret_cast<int*>(w + begin);
+    p.zero_words = p.pdl && p.dq_first_store ? static_cast<int64_t>(bytes / sizeof(int)) : 0;
+    if (p.zero_words == 0) DASH_CUDA_RETURN(cudaMemsetAsync(w + begin, 0, bytes, stream));
   }
   DASH_CUDA_RETURN(kernels::launch_bwd_preprocess(p, s.head_dim, s.dtype, stream));
   if (use_sm90) {
     DASH_CUDA_RETURN(kernels::launch_bwd_main_sm90(p, sm90_maps, s.head_dim, s.dtype, s.causal, grid, stream));
-    if (!p.fused_post) DASH_CUDA_RETURN(kernels::launch_bwd_postprocess_sm90(p, s.head_dim, s.dtype, stream));
+    DASH_CUDA_RETURN(kernels::launch_bwd_postprocess_sm90(p, s.head_dim, s.dtype, stream));
   } else {
     DASH_CUDA_RETURN(kernels::launch_bwd_main(p, s.head_dim, s.dtype, s.causal, grid, stream));
     DASH_CUDA_RETURN(kernels::launch_bwd_postprocess(p, s.head_dim, s.dtype, stream));

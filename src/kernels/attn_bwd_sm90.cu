@@ -181,13 +181,35 @@ struct Sm90BwdBars {
   uint64_t ds_empty[2];    // every MMA thread: its dQ GEMM that read the buffer has retired
 };
 
-// The semaphore of dQ tile (batch b, query head hq, Q tile i) in p.dq_sem: for the writers, the
-// postprocess and the fused postprocess.
+// The semaphore of dQ tile (batch b, query head hq, Q tile i) in p.dq_sem: for the writers and the
+// postprocess.
 __device__ __forceinline__ int64_t dq_sem_index(const ScheduleModel& M, int b, int hq, int i) {
   return ((int64_t)b * M.p.heads_q + hq) * M.m + i;
 }
 
 // ---- postprocess for the sm90 staging order --------------------------------------------------
+// p.pdl: the postprocess is the main kernel's programmatic dependent and may start before it ends.
+// Without p.post_poll each block waits for the whole main kernel. With it (ordered schedules),
+// each block waits for its own dQ tile: a block's 256 chunks lie in one tile (chunks per tile,
+// bm * D / 4, is a multiple of 256 at every tile height), which is complete when its semaphore
+// equals its chain length (each writer releases after its add has landed). Thread 0 polls, then
+// every thread acquires the final count itself before it reads dq_accum (through L2: __ldcg).
+// No deadlock: the main kernel triggers the launch only after every one of its CTAs is running.
+__device__ __forceinline__ void postprocess_wait(const BwdKernelParams& p, int bm, int D) {
+  if (!p.pdl) return;
+  if (!p.post_poll) {
+    cudaGridDependencySynchronize();
+    return;
+  }
+  const int tile = blockIdx.x * 256 / (bm * D / 4);
+  if (tile >= p.model.p.m_tiles()) return;
+  const int need = p.model.chain_length(tile);
+  const int* sem = p.dq_sem + dq_sem_index(p.model, blockIdx.z, blockIdx.y, tile);
+  if (threadIdx.x == 0)
+    while (ptx::ld_acquire_gpu(sem) != need) __nanosleep(200);
+  __syncthreads();
+  if (ptx::ld_acquire_gpu(sem) != need) __trap();  // (cannot happen: the count only grows, to need)
+}
 // The staged dQ chunk (one float4 of dq_accum, in a tile's staging order) this thread converts:
 // thread blockIdx.x * 256 + threadIdx.x of query head blockIdx.y, batch blockIdx.z; `tile` is the Q
 // tile (bm rows x D columns), `c` the chunk within it. False past the last Q tile.
@@ -205,8 +227,8 @@ __device__ __forceinline__ bool staged_dq_chunk(const BwdKernelParams& p, int D,
     *x = make_float4(0.f, 0.f, 0.f, 0.f);
     return true;
   }
-  *x = *reinterpret_cast<const float4*>(p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D +
-                                        (int64_t)*tile * bm * D + 4 * *c);
+  *x = __ldcg(reinterpret_cast<const float4*>(p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D +
+                                              (int64_t)*tile * bm * D + 4 * *c));
   return true;
 }
 // dq_accum tile = [WG w (D/64)][k (8)][thread t (128)] float4: acc[4k..4k+3] of MMA thread t of
@@ -228,6 +250,7 @@ __device__ __forceinline__ void store_dq_chunk64(const BwdKernelParams& p, int b
 }
 template <typename T>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernelParams p, int D) {
+  postprocess_wait(p, kBM, D);
   int tile, c;
   float4 x;
   if (!staged_dq_chunk(p, D, kBM, &tile, &c, &x)) return;
@@ -258,6 +281,7 @@ __device__ __forceinline__ void store_dq_chunk_tall(const BwdKernelParams& p, in
 }
 template <typename T, int D, int BM>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
+  postprocess_wait(p, BM, D);
   int tile, c;
   float4 x;
   if (!staged_dq_chunk(p, D, BM, &tile, &c, &x)) return;
@@ -301,48 +325,6 @@ __device__ __forceinline__ int nctaid_x() {
 template <int D, int BM>
 __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const ScheduleModel& M, int b, int hq, int i) {
   return p.dq_accum + ((int64_t)b * M.p.heads_q + hq) * p.seqlen_q_pad * D + (int64_t)i * Sm90BwdSmem<D, BM>::kDqFloats;
-}
-
-// ---- DRAFT: the postprocess in the main kernel's tail (p.fused_post, DASH_BWD_FUSED_POST=1) ----
-// Ordered schedules only (the semaphores say when a dQ tile is complete). After its last task and
-// the writers' exit messages, each MMA warp claims dQ tiles from a counter in the workspace
-// (kPostCounter ints after the task counter, zeroed with it), head-major (the order tasks finish
-// in, roughly), waits until the tile's semaphore reaches its chain length (every contribution
-// added; every task is taken by then, by co-resident CTAs, so the wait depends on running writers
-// only) and converts it as the postprocess kernels do (store_dq_chunk64 / store_dq_chunk_tall: the
-// same math, the same bits); a tile with chain length 0 (causal rows that see no key) is written
-// as 0. The postprocess launch is then skipped. Written in the twentieth session, compile-checked
-// only; the idea: at 512-1k keys the postprocess pass (about 50 us at 16k tokens, hidden 2048) is
-// 5-9% of a backward, and the tail of the main kernel has idle SMs to hide it in.
-constexpr int kPostCounter = 32;  // ints past p.task_counter (its own 128-byte line)
-template <typename T, int D, int BM>
-__device__ __forceinline__ void fused_postprocess(const BwdKernelParams& p) {
-  const ScheduleModel M = fixed_tiles<BM>(p.model);
-  const TileProblem& tp = M.p;
-  const int lane = lane_id();
-  const int total = tp.batch * tp.heads_q * M.m;
-  constexpr int kChunks = BM * D / 4;
-#pragma unroll 1
-  for (;;) {
-    int claim = 0;
-    if (lane == 0) claim = atomicAdd(p.task_counter + kPostCounter, 1);
-    claim = __shfl_sync(0xffffffffu, claim, 0);
-    if (claim >= total) break;
-    const int hl = claim / M.m, i = claim - hl * M.m;
-    const int b = hl / tp.heads_q, hq = hl - b * tp.heads_q;
-    const int need = M.chain_length(i);
-    const int* sem = p.dq_sem + dq_sem_index(M, b, hq, i);
-    while (ptx::ld_acquire_gpu(sem) != need) __nanosleep(64);  // every lane its own acquire
-    const float4* src = reinterpret_cast<const float4*>(dq_accum_tile<D, BM>(p, M, b, hq, i));
-#pragma unroll 4
-    for (int c = lane; c < kChunks; c += 32) {
-      const float4 x = need == 0 ? make_float4(0.f, 0.f, 0.f, 0.f) : __ldcg(src + c);
-      if constexpr (BM == kBM)
-        store_dq_chunk64<T>(p, b, hq, i, c, x);
-      else
-        store_dq_chunk_tall<T, D, BM>(p, b, hq, i, c, x);
-    }
-  }
 }
 
 // ---- the dQ writers (warp 9, lane 0; warp 11, lane 0 too with p.dual_writer) -------------------
@@ -912,6 +894,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 #endif
   }
+  // p.pdl: launched as the preprocess's programmatic dependent, so the setup above overlapped its
+  // tail; wait for its writes (lse_log2, dsum, the zeroed semaphores, task counter and mailboxes),
+  // then let the postprocess launch (every CTA of this grid is running once all have triggered).
+  if (p.pdl) {
+    cudaGridDependencySynchronize();
+    cudaTriggerProgrammaticLaunchCompletion();
+  }
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -1442,9 +1431,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) mailbox[dbuf] = DqMeta{0, 0, 0, 0, kMetaExit, 0, {0, 0}};
     cuda::ptx::mbarrier_arrive(&bars.dq_full[dbuf]);  // every MMA thread (kMmaArrivals)
   }
-  if constexpr (!kLag) {  // (not in the lagged draft: there it spilled; attn_bwd does not set it then)
-    if (p.fused_post) fused_postprocess<T, D, BM>(p);  // DRAFT, see fused_postprocess
-  }
 }
 
 template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0>
@@ -1454,13 +1440,29 @@ cudaError_t set_smem_attr() {
                               static_cast<int>(Sm90BwdSmem<D, BM>::kDynamicBytes));
 }
 
+// A launch, as the programmatic dependent of the stream's previous kernel when `pdl` (p.pdl).
+template <typename... Params, typename... Args>
+cudaError_t launch_kernel(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                          Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
 template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
   cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>();
   if (err != cudaSuccess) return err;
-  attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>
-      <<<num_ctas, kThreads, Sm90BwdSmem<D, BM>::kDynamicBytes, stream>>>(maps.q, maps.k, maps.v, maps.dout, p);
-  return cudaGetLastError();
+  return launch_kernel(p.pdl != 0, attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>, dim3(num_ctas),
+                       dim3(kThreads), Sm90BwdSmem<D, BM>::kDynamicBytes, stream, maps.q, maps.k, maps.v, maps.dout, p);
 }
 
 // The lagged and kLean variants have the same shared memory (kLean: 48 static bytes more, far
@@ -1563,16 +1565,15 @@ struct PostLauncher {
     const int chunks = tp.m_tiles() * tp.block_m * D / 4;
     const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
     auto tall = [&](auto bm) {  // the tall tiles' staging order (dQ^T), BM = bm
-      attn_bwd_postprocess_sm90_bm80<T, D, decltype(bm)::value><<<grid, 256, 0, stream>>>(p);
-      return cudaGetLastError();
+      return launch_kernel(p.pdl != 0, attn_bwd_postprocess_sm90_bm80<T, D, decltype(bm)::value>, grid, dim3(256), 0,
+                           stream, p);
     };
     if (tp.block_m == kBM80) return tall(std::integral_constant<int, kBM80>{});
     if constexpr (D == 64) {
       if (tp.block_m == kBM96) return tall(std::integral_constant<int, kBM96>{});
       if (tp.block_m == kBM112) return tall(std::integral_constant<int, kBM112>{});
     }
-    attn_bwd_postprocess_sm90<T><<<grid, 256, 0, stream>>>(p, D);
-    return cudaGetLastError();
+    return launch_kernel(p.pdl != 0, attn_bwd_postprocess_sm90<T>, grid, dim3(256), 0, stream, p, D);
   }
 };
 

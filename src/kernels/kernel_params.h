@@ -104,11 +104,20 @@ struct BwdKernelParams {
   // same bits (tests BwdSm90EarlyDv.*). Default on at head_dim 64, off at 128 (the launcher;
   // DASH_BWD_EARLY_DV=0/1 forces it; measured: docs/perf.md v10).
   int early_dv;
-  // DRAFT (DASH_BWD_FUSED_POST=1, sm90 backward, ordered schedules; twentieth session, compile-
-  // checked only): the MMA warps convert the complete dQ tiles in the main kernel's tail
-  // (attn_bwd_sm90.cu fused_postprocess) and the postprocess kernel is not launched. The last
-  // field, so that the others kept their offsets in the kernels.
-  int fused_post;
+  // Programmatic dependent launch (DASH_BWD_PDL, sm90 backward; docs/bwd-sm90.md "Programmatic
+  // dependent launch"): the main kernel and the postprocess are launched as programmatic dependents
+  // of the kernel before them (cudaLaunchAttributeProgrammaticStreamSerialization), so their launch
+  // and prologue overlap that kernel's tail; each waits for it (cudaGridDependencySynchronize)
+  // before reading what it wrote. With it, the workspace range the memset zeroed is zeroed by the
+  // preprocess instead (zero_words ints from zero_ptr; 0: the memset ran).
+  int pdl;
+  // With pdl, ordered schedules (DASH_BWD_POST_POLL): the postprocess does not wait for the whole
+  // main kernel; each block waits until its dQ tile's semaphore reaches the tile's chain length
+  // (every contribution landed) and converts it, so the conversion runs on the SMs the main
+  // kernel's tail leaves idle.
+  int post_poll;
+  int* zero_ptr;
+  int64_t zero_words;
 };
 
 inline constexpr int kDefaultTakeAhead = 1;
