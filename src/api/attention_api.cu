@@ -459,9 +459,10 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // completion count to wait for.
   const bool ordered_sm90 = use_sm90 && model.deterministic() && !p.debug_unordered;
   p.dq_first_store = ordered_sm90 && kernels::env_not_zero("DASH_BWD_DQ_FIRST_STORE");
-  // Programmatic dependent launch of the main kernel and the postprocess (sm90; DASH_BWD_PDL),
-  // the postprocess polling its tile's semaphore on ordered schedules (DASH_BWD_POST_POLL).
-  p.pdl = use_sm90 && kernels::env_set_to_one("DASH_BWD_PDL");
+  // Programmatic dependent launch of the main kernel and the postprocess (sm90; default on since
+  // the twenty-first session, docs/perf.md v22: +0-3% at 512-2k; DASH_BWD_PDL=0 off), the
+  // postprocess polling its tile's semaphore on ordered schedules (DASH_BWD_POST_POLL=1).
+  p.pdl = use_sm90 && kernels::env_not_zero("DASH_BWD_PDL");
   p.post_poll = p.pdl && ordered_sm90 && kernels::env_set_to_one("DASH_BWD_POST_POLL");
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");

@@ -188,27 +188,11 @@ __device__ __forceinline__ int64_t dq_sem_index(const ScheduleModel& M, int b, i
 }
 
 // ---- postprocess for the sm90 staging order --------------------------------------------------
-// p.pdl: the postprocess is the main kernel's programmatic dependent and may start before it ends.
-// Without p.post_poll each block waits for the whole main kernel. With it (ordered schedules),
-// each block waits for its own dQ tile: a block's 256 chunks lie in one tile (chunks per tile,
-// bm * D / 4, is a multiple of 256 at every tile height), which is complete when its semaphore
-// equals its chain length (each writer releases after its add has landed). Thread 0 polls, then
-// every thread acquires the final count itself before it reads dq_accum (through L2: __ldcg).
-// No deadlock: the main kernel triggers the launch only after every one of its CTAs is running.
-__device__ __forceinline__ void postprocess_wait(const BwdKernelParams& p, int bm, int D) {
-  if (!p.pdl) return;
-  if (!p.post_poll) {
-    cudaGridDependencySynchronize();
-    return;
-  }
-  const int tile = blockIdx.x * 256 / (bm * D / 4);
-  if (tile >= p.model.p.m_tiles()) return;
-  const int need = p.model.chain_length(tile);
-  const int* sem = p.dq_sem + dq_sem_index(p.model, blockIdx.z, blockIdx.y, tile);
-  if (threadIdx.x == 0)
-    while (ptx::ld_acquire_gpu(sem) != need) __nanosleep(200);
-  __syncthreads();
-  if (ptx::ld_acquire_gpu(sem) != need) __trap();  // (cannot happen: the count only grows, to need)
+// p.pdl: the postprocess is the main kernel's programmatic dependent and may start before that
+// kernel ends: it waits for the whole grid (cudaGridDependencySynchronize) before it reads dq_accum.
+// (The polling postprocess, attn_bwd_sm90_postprocess_poll below, waits per tile instead.)
+__device__ __forceinline__ void postprocess_wait(const BwdKernelParams& p) {
+  if (p.pdl) cudaGridDependencySynchronize();
 }
 // The staged dQ chunk (one float4 of dq_accum, in a tile's staging order) this thread converts:
 // thread blockIdx.x * 256 + threadIdx.x of query head blockIdx.y, batch blockIdx.z; `tile` is the Q
@@ -250,7 +234,7 @@ __device__ __forceinline__ void store_dq_chunk64(const BwdKernelParams& p, int b
 }
 template <typename T>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90(const BwdKernelParams p, int D) {
-  postprocess_wait(p, kBM, D);
+  postprocess_wait(p);
   int tile, c;
   float4 x;
   if (!staged_dq_chunk(p, D, kBM, &tile, &c, &x)) return;
@@ -281,11 +265,46 @@ __device__ __forceinline__ void store_dq_chunk_tall(const BwdKernelParams& p, in
 }
 template <typename T, int D, int BM>
 __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdKernelParams p) {
-  postprocess_wait(p, BM, D);
+  postprocess_wait(p);
   int tile, c;
   float4 x;
   if (!staged_dq_chunk(p, D, BM, &tile, &c, &x)) return;
   store_dq_chunk_tall<T, D, BM>(p, blockIdx.z, blockIdx.y, tile, c, x);
+}
+
+// The polling postprocess (p.post_poll: with p.pdl, ordered schedules): one block per dQ tile (grid
+// m_tiles x heads_q x batch), started while the main kernel still runs (on the SMs its finished
+// CTAs leave). Thread 0 waits until the tile's semaphore equals the tile's chain length (every
+// writer releases after its add has landed, ld.acquire.gpu here), the block meets (bar.sync orders
+// the other threads' reads after that acquire), then each thread converts BM * D / 1024 chunks of
+// the tile, every load (through L2) issued before the stores. A tile with chain length 0 (causal
+// rows that see no key; with the first store never written) is written as 0, as the other
+// postprocess does. No deadlock: the main kernel lets this grid launch only once every one of its
+// CTAs runs (each triggers after its start), and those finish without waiting for this grid.
+template <typename T, int D, int BM>
+__global__ void __launch_bounds__(256) attn_bwd_sm90_postprocess_poll(const BwdKernelParams p) {
+  constexpr int kPer = BM * D / 4 / 256;
+  static_assert(kPer * 256 * 4 == BM * D, "a tile is a whole number of 256-chunk rounds");
+  const int tile = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const TileProblem& tp = p.model.p;
+  const int need = p.model.chain_length(tile);
+  if (threadIdx.x == 0) {
+    const int* sem = p.dq_sem + dq_sem_index(p.model, b, h, tile);
+    while (ptx::ld_acquire_gpu(sem) != need) __nanosleep(128);
+  }
+  __syncthreads();
+  const float4* src =
+      reinterpret_cast<const float4*>(p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D + (int64_t)tile * BM * D);
+  float4 x[kPer];
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) x[k] = need == 0 ? make_float4(0.f, 0.f, 0.f, 0.f) : __ldcg(src + k * 256 + threadIdx.x);
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    if constexpr (BM == kBM)
+      store_dq_chunk64<T>(p, b, h, tile, k * 256 + threadIdx.x, x[k]);
+    else
+      store_dq_chunk_tall<T, D, BM>(p, b, h, tile, k * 256 + threadIdx.x, x[k]);
+  }
 }
 
 // NOTES: the schedule model with the tile sizes as compile-time constants. ScheduleModel's
@@ -1562,6 +1581,19 @@ template <typename T, int D, bool C>
 struct PostLauncher {
   static cudaError_t run(const BwdKernelParams& p, cudaStream_t stream) {
     const TileProblem& tp = p.model.p;
+    if (p.post_poll) {
+      const dim3 tiles(tp.m_tiles(), tp.heads_q, tp.batch);
+      auto poll = [&](auto bm) {
+        return launch_kernel(true, attn_bwd_sm90_postprocess_poll<T, D, decltype(bm)::value>, tiles, dim3(256), 0,
+                             stream, p);
+      };
+      if (tp.block_m == kBM80) return poll(std::integral_constant<int, kBM80>{});
+      if constexpr (D == 64) {
+        if (tp.block_m == kBM96) return poll(std::integral_constant<int, kBM96>{});
+        if (tp.block_m == kBM112) return poll(std::integral_constant<int, kBM112>{});
+      }
+      return poll(std::integral_constant<int, kBM>{});
+    }
     const int chunks = tp.m_tiles() * tp.block_m * D / 4;
     const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
     auto tall = [&](auto bm) {  // the tall tiles' staging order (dQ^T), BM = bm

@@ -676,12 +676,14 @@ TEST(BwdSm90DqFirstStore, SameGradientsAsTheZeroedAccumulator) {
 // (DASH_BWD_POST_POLL=1: each block waits for its dQ tile's chain, not for the whole main kernel):
 // dQ element for element and dK / dV bit for bit equal to the plain launches, every deterministic
 // schedule, 64 / 80 / 96-row tiles, bf16 / fp16, full / causal, seqlen_q > seqlen_k (Q tiles no KV
-// tile reaches), grids 132 / 31 / 7 / 1 and both dispatches, the workspace poisoned before each
-// run (the zeroing moved into the preprocess must happen); atomic within the float64 bound.
+// tile reaches), grids default / 31 / 7 / 1 and both dispatches (shift and symmetric shift refuse
+// grids below their co-resident group: no fallback here, so those launches are skipped and
+// counted), the workspace poisoned before each run (the zeroing moved into the preprocess must
+// happen); atomic within the float64 bound.
 TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
   REQUIRE_SM90();
   ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
-  int seed = 9500;
+  int seed = 9500, compared = 0, refused = 0;
   for (auto [dt, d, causal, shape] :
        {std::tuple{DType::kBF16, 128, false, std::tuple{1, 2048, 2048, 4, 1}},
         std::tuple{DType::kBF16, 128, true, std::tuple{2, 1000, 113, 8, 2}},
@@ -697,7 +699,7 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
       uint64_t dkv0 = 0;
       BwdLaunchInfo info0;
       {
-        ScopedEnv off("DASH_BWD_PDL", nullptr);
+        ScopedEnv off("DASH_BWD_PDL", "0");
         ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info0).ok()) << s.str();
         CUDA_OK(cudaDeviceSynchronize());
         ASSERT_TRUE(pr.dq.download(s.dtype, &dq0)) << "dQ left unwritten " << s.str();
@@ -718,10 +720,18 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
             AttnBwdParams p = pr.bwd_params(sc);
             if (grid > 0) p.num_ctas = grid;
             p.dispatch = disp;
+            p.allow_fallback = false;
             CUDA_OK(cudaMemset(pr.workspace.ptr, 0xff, pr.workspace.bytes));  // NaN floats, -1 ints
             CUDA_OK(cudaDeviceSynchronize());
             BwdLaunchInfo info1;
-            ASSERT_TRUE(run_sm90_bwd(pr, p, &info1).ok()) << s.str();
+            const Status st = run_sm90_bwd(pr, p, &info1);
+            if (st.code == StatusCode::kInsufficientResources) {  // below the co-resident group
+              ASSERT_TRUE(sc == Schedule::kShift || sc == Schedule::kSymmetricShift) << st.message;
+              ++refused;
+              continue;
+            }
+            ASSERT_TRUE(st.ok()) << s.str() << " " << st.message;
+            ++compared;
             CUDA_OK(cudaDeviceSynchronize());
             ASSERT_EQ(info1.block_m, info0.block_m);
             ASSERT_TRUE(pr.dq.download(s.dtype, &dq1)) << "dQ left unwritten " << s.str() << " " << schedule_name(sc);
@@ -737,6 +747,11 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
       }
     }
   }
+  // 4 shapes x 5 ordered schedules x 2 modes x 4 grids x 2 dispatches; shift and symmetric shift
+  // refuse the grids below their group: 7 and 1 at 1300-2048 keys (11-16 KV tiles), 1 at 300 (3).
+  EXPECT_EQ(compared + refused, 4 * 5 * 2 * 4 * 2);
+  EXPECT_GT(compared, 4 * 3 * 2 * 4 * 2);
+  std::printf("compared %d launches, %d refused (below the co-resident group)\n", compared, refused);
 }
 
 // The split dQ rank (the kSplit kernel variants, kernels::bwd_sm90_split_rank) and the closed-form
