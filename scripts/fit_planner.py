@@ -129,6 +129,14 @@ DATA = {
     "8d47f07": dict(peers_log=None,
                     peers_json=["docs/data/final-h200-8d47f07/peers.json"],
                     bench=[]),
+    # The gpu-next32.sh run (ef0214e: dQ's first contribution per ordered chain stored instead of
+    # reduce-added, dq_accum not zeroed; the tiles of 8d47f07, plus causal ascending on 96 rows at
+    # hdim 64 from 1k since 582a38f). Peers (one process, 3 rounds) and `dash-attn bench` (every
+    # schedule) of the same kernel build.
+    "ef0214e": dict(peers_log=None,
+                    peers_json=["docs/data/next32-h200-ef0214e/peers/peers.json"],
+                    bench=["docs/data/next32-h200-ef0214e/suite/bench-hdim128.json",
+                           "docs/data/next32-h200-ef0214e/suite/bench-hdim64.json"]),
 }
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]

@@ -460,10 +460,24 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   const bool ordered_sm90 = use_sm90 && model.deterministic() && !p.debug_unordered;
   p.dq_first_store = ordered_sm90 && kernels::env_not_zero("DASH_BWD_DQ_FIRST_STORE");
   // Programmatic dependent launch of the main kernel and the postprocess (sm90; default on since
-  // the twenty-first session, docs/perf.md v22: +0-3% at 512-2k; DASH_BWD_PDL=0 off), the
-  // postprocess polling its tile's semaphore on ordered schedules (DASH_BWD_POST_POLL=1).
-  p.pdl = use_sm90 && kernels::env_not_zero("DASH_BWD_PDL");
-  p.post_poll = p.pdl && ordered_sm90 && kernels::env_set_to_one("DASH_BWD_POST_POLL");
+  // the twenty-first session, docs/perf.md v22 items 3-5: +0-3% at 512-2k, the same bits;
+  // DASH_BWD_PDL=0 off), and on ordered schedules the postprocess polling its tile's semaphore
+  // (one block per dQ tile, converting while the main kernel's tail runs: +1-6% at 1k-4k; default
+  // on except for the 64 x 64 tiles of head_dim 64 below 1024 rows, where it measured 0.98-0.99;
+  // DASH_BWD_POST_POLL=0 / =1 forces it). Not while the stream is being captured into a CUDA graph:
+  // programmatic edges in graphs have not been run on a GPU here yet.
+  bool capturing = false;
+  if (use_sm90) {
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    DASH_CUDA_RETURN(cudaStreamIsCapturing(stream, &cs));
+    capturing = cs != cudaStreamCaptureStatusNone;
+  }
+  p.pdl = use_sm90 && !capturing && kernels::env_not_zero("DASH_BWD_PDL");
+  {
+    const char* pp = std::getenv("DASH_BWD_POST_POLL");
+    const bool small_tile = s.head_dim == 64 && tp.block_m == kernels::kBwdSm90BlockM;
+    p.post_poll = p.pdl && ordered_sm90 && (pp != nullptr ? std::atoi(pp) != 0 : !small_tile);
+  }
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
