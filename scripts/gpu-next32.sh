@@ -7,7 +7,7 @@
 #           the determinism / accuracy tests so far; then `dash-attn bench` of every schedule;
 #   PART=2: pip install + pytest, then the peers benchmark (all 24 points) for the README table with
 #           the first store (the 8d47f07 table predates it).
-#   PART=3: the fused-postprocess draft (DASH_BWD_FUSED_POST=1, compile-checked only): its test
+#   PART=3 (run once at ef0214e; the draft was removed after it, docs/perf.md v22 item 2): the fused-postprocess draft (DASH_BWD_FUSED_POST=1): its test
 #           BwdSm90FusedPost (DASH_TEST_SM90_DRAFT=1; the watchdog catches a hang), memcheck /
 #           racecheck of a small fused launch, then 2 interleaved rounds of `dash-attn bench` with and
 #           without it at hdim 128 / 64 full and causal 512-4k (descending, spt).
