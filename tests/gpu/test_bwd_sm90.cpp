@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -611,6 +612,19 @@ TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
   EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
 }
 
+// dQ element for element (== on the downloaded values, so -0.0 equals +0.0 and NaN never
+// matches): "" when equal, else how many differ and the first one.
+std::string dq_mismatch(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  size_t bad = 0, first = 0;
+  for (size_t e = 0; e < a.size(); ++e)
+    if (!(a[e] == b[e]) && bad++ == 0) first = e;
+  if (bad == 0) return "";
+  std::ostringstream os;
+  os << bad << " elements differ, first " << first << ": " << a[first] << " vs " << b[first];
+  return os.str();
+}
+
 // The first dQ contribution stored instead of added (p.dq_first_store, DASH_BWD_DQ_FIRST_STORE,
 // default on: dq_accum is not zeroed before the backward): with the whole workspace poisoned (NaN
 // bytes) first, every deterministic schedule gives dQ equal to the zeroed accumulator's (=0: as
@@ -660,11 +674,7 @@ TEST(BwdSm90DqFirstStore, SameGradientsAsTheZeroedAccumulator) {
         CUDA_OK(cudaDeviceSynchronize());
         ASSERT_EQ(info1.block_m, info0.block_m);
         ASSERT_TRUE(pr.dq.download(s.dtype, &dq1)) << "dQ left unwritten " << s.str() << " " << schedule_name(sc);
-        size_t bad = 0, first_bad = 0;
-        for (size_t e = 0; e < dq0.size(); ++e)
-          if (!(dq0[e] == dq1[e]) && bad++ == 0) first_bad = e;
-        EXPECT_EQ(bad, 0u) << s.str() << " " << schedule_name(sc) << " bm " << info1.block_m << ": element "
-                           << first_bad << " " << dq0[first_bad] << " vs " << dq1[first_bad];
+        EXPECT_EQ(dq_mismatch(dq0, dq1), "") << s.str() << " " << schedule_name(sc) << " bm " << info1.block_m;
         EXPECT_EQ(Problem::fnv1a_combine(0, pr.dk.hash(), pr.dv.hash()), dkv0) << s.str() << " " << schedule_name(sc);
       }
     }
@@ -696,7 +706,7 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
     for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kSpt,
                         Schedule::kAscending, Schedule::kAtomic}) {
       std::vector<double> dq0, dq1;
-      uint64_t dkv0 = 0;
+      uint64_t dkv0 = 0, dq_bits0 = 0;
       BwdLaunchInfo info0;
       {
         ScopedEnv off("DASH_BWD_PDL", "0");
@@ -704,6 +714,7 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
         CUDA_OK(cudaDeviceSynchronize());
         ASSERT_TRUE(pr.dq.download(s.dtype, &dq0)) << "dQ left unwritten " << s.str();
         dkv0 = Problem::fnv1a_combine(0, pr.dk.hash(), pr.dv.hash());
+        dq_bits0 = pr.dq.hash();
       }
       ScopedEnv pdl("DASH_BWD_PDL", "1");
       for (const char* poll : {"0", "1"}) {
@@ -735,12 +746,9 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
             CUDA_OK(cudaDeviceSynchronize());
             ASSERT_EQ(info1.block_m, info0.block_m);
             ASSERT_TRUE(pr.dq.download(s.dtype, &dq1)) << "dQ left unwritten " << s.str() << " " << schedule_name(sc);
-            size_t bad = 0, first_bad = 0;
-            for (size_t e = 0; e < dq0.size(); ++e)
-              if (!(dq0[e] == dq1[e]) && bad++ == 0) first_bad = e;
-            EXPECT_EQ(bad, 0u) << s.str() << " " << schedule_name(sc) << " bm " << info1.block_m << " grid " << grid
-                               << " " << dispatch_name(disp) << " poll " << poll << ": element " << first_bad
-                               << " " << dq0[first_bad] << " vs " << dq1[first_bad];
+            EXPECT_EQ(dq_mismatch(dq0, dq1), "") << s.str() << " " << schedule_name(sc) << " bm " << info1.block_m
+                                                 << " grid " << grid << " " << dispatch_name(disp) << " poll " << poll;
+            EXPECT_EQ(pr.dq.hash(), dq_bits0) << "dQ bits (signed zeros) " << s.str() << " " << schedule_name(sc);
             EXPECT_EQ(Problem::fnv1a_combine(0, pr.dk.hash(), pr.dv.hash()), dkv0)
                 << s.str() << " " << schedule_name(sc) << " grid " << grid << " poll " << poll;
           }
