@@ -9,6 +9,10 @@
 #   PART=2 (from the repository root: `tar xzf .snap/bins.tgz && PART=2 bash scripts/gpu-next35.sh`):
 #          pip install + pytest, then the peers benchmark (all 24 points) for the README table
 #          (the ef0214e table predates PDL and the polling postprocess).
+#   PART=3 (from .snap): where a short backward's time goes now (ncu: each kernel's duration at
+#          hdim 128 full 1k and 4k, descending), then the 16-byte-load preprocess draft
+#          (DASH_BWD_PRE_VEC=1, compile-checked only): its test BwdSm90PreVec and an A/B at hdim 128 /
+#          64, full and causal, 512-4k (descending, atomic).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -22,6 +26,29 @@ if [ "${PART:-1}" = 1 ]; then
   echo "== bench $(el)"
   bench_every_schedule
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
+elif [ "${PART:-1}" = 3 ]; then
+  echo "== kernel durations (ncu) $(el)"
+  for sl in 1024 4096; do
+    timeout -k 5 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv -c 40 \
+      bins/new/dash-attn bench --hdim 128 --causal 0 --seqlen $sl --schedules descending --reps 2 \
+      > "$O/ncu-durations-$sl.csv" 2> "$O/ncu-durations-$sl.err"
+    python3 - "$O/ncu-durations-$sl.csv" "$sl" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+hdr = rows[0]; k = hdr.index("Kernel Name"); v = hdr.index("Metric Value"); u = hdr.index("Metric Unit")
+t = {}
+for r in rows[1:]:
+    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(r[u], float("nan"))
+    t.setdefault(r[k].split("(")[0].split("<")[0][-40:], []).append(float(r[v].replace(",", "")) * scale)
+for name, xs in t.items():
+    print(f"seqlen {sys.argv[2]} {name:40s} n {len(xs):3d} median {statistics.median(xs):9.1f} us")
+PY
+  done
+  echo "== 16-byte preprocess draft $(el)"
+  DASH_TEST_WATCHDOG_S=60 timeout -k 5 200 bins/new/dash_gpu_tests --gtest_filter='BwdSm90PreVec.*' > "$O/prevec-tests.log" 2>&1
+  echo "rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$O/prevec-tests.log" | tr '\n' ' ')"
+  grep -E "Failure" -A6 "$O/prevec-tests.log" | head -20
+  switch_ab DASH_BWD_PRE_VEC "128 64" "0 1" descending,atomic 512,1024,2048,4096
 else
   PIP_INSTALL=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-300} bash scripts/gpu-pytest-peers.sh "$O"
 fi

@@ -89,6 +89,80 @@ __global__ void __launch_bounds__(256) attn_bwd_preprocess(const BwdKernelParams
   }
 }
 
+// DRAFT (p.pre_vec, DASH_BWD_PRE_VEC=1): the same outputs with 16-byte loads. A row of O / dO is
+// D / 8 lanes x 8 elements (16 lanes at head_dim 128, 8 at 64), so a warp covers 32 / (D / 8) rows
+// per pass; kPasses passes per warp, every load issued before any arithmetic (4 x 2 x 16 bytes in
+// flight per thread against the scalar kernel's 2 x 4 x 1-2), and 8 warps per block: 64 (D = 128)
+// or 128 (D = 64) rows per block instead of 8. Each lane sums its 8 products in order, then the
+// lanes of a row meet in a shuffle tree: a fixed order (deterministic), another one than the
+// scalar kernel's.
+// Two packed 2-byte elements (the lower one first) as floats, by register arithmetic (not through
+// memory: a reinterpreted uint4 made nvcc unpack each load at once, serializing them).
+template <typename T>
+__device__ __forceinline__ float2 pair_to_float2(uint32_t w);
+template <>
+__device__ __forceinline__ float2 pair_to_float2<__nv_bfloat16>(uint32_t w) {
+  return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+}
+template <>
+__device__ __forceinline__ float2 pair_to_float2<__half>(uint32_t w) {
+  __half2 h;
+  memcpy(&h, &w, sizeof(h));
+  return __half22float2(h);
+}
+template <typename T, int D>
+__global__ void __launch_bounds__(256) attn_bwd_preprocess_vec(const BwdKernelParams p) {
+  constexpr int kLanes = D / 8, kRowsPerWarp = 32 / kLanes, kPasses = 4;
+  constexpr int kRowsPerBlock = 8 * kRowsPerWarp * kPasses;
+  if (p.zero_words > 0) {  // as in attn_bwd_preprocess
+    const int64_t threads = (int64_t)gridDim.x * gridDim.y * gridDim.z * blockDim.x;
+    const int64_t t = (((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
+    for (int64_t i = t; i < p.zero_words; i += threads) p.zero_ptr[i] = 0;
+  }
+  if (p.pdl) cudaTriggerProgrammaticLaunchCompletion();
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int sub = lane / kLanes, l = lane % kLanes;
+  const int h = blockIdx.y, b = blockIdx.z;
+  const TileProblem& tp = p.model.p;
+  const T* o_base = static_cast<const T*>(p.o.ptr) + b * p.o.sb + h * p.o.sh + 8 * l;
+  const T* d_base = static_cast<const T*>(p.dout.ptr) + b * p.dout.sb + h * p.dout.sh + 8 * l;
+  uint4 ov[kPasses], dv[kPasses];
+#pragma unroll
+  for (int k = 0; k < kPasses; ++k) {
+    const int row = blockIdx.x * kRowsPerBlock + (k * 8 + warp) * kRowsPerWarp + sub;
+    if (row < tp.seqlen_q) {
+      ov[k] = __ldg(reinterpret_cast<const uint4*>(o_base + (int64_t)row * p.o.ss));
+      dv[k] = __ldg(reinterpret_cast<const uint4*>(d_base + (int64_t)row * p.dout.ss));
+    } else {
+      ov[k] = dv[k] = make_uint4(0, 0, 0, 0);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kPasses; ++k) {
+    const int row = blockIdx.x * kRowsPerBlock + (k * 8 + warp) * kRowsPerWarp + sub;
+    const uint32_t ow[4] = {ov[k].x, ov[k].y, ov[k].z, ov[k].w}, dw[4] = {dv[k].x, dv[k].y, dv[k].z, dv[k].w};
+    float acc = 0.f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {  // elements 2e, 2e + 1 in order
+      const float2 of = pair_to_float2<T>(ow[e]), df = pair_to_float2<T>(dw[e]);
+      acc = fmaf(of.x, df.x, acc);
+      acc = fmaf(of.y, df.y, acc);
+    }
+#pragma unroll
+    for (int off = kLanes / 2; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+    if (l != 0 || row >= p.seqlen_q_pad) continue;
+    const int64_t vec = ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad + row;
+    if (row >= tp.seqlen_q) {
+      p.dsum[vec] = 0.f;
+      p.lse_log2[vec] = 0.f;
+      continue;
+    }
+    p.dsum[vec] = acc;
+    const float lse = p.lse[((int64_t)b * tp.heads_q + h) * tp.seqlen_q + row];
+    p.lse_log2[vec] = lse == -INFINITY ? 0.f : lse * kLog2e;
+  }
+}
+
 // ---- postprocess: dQ = scale * dq_accum -> T ------------------------------------------------
 // dq_accum tiles are stored in the MMA warps' fragment order (see DqStage): float4 chunk
 // (k, tid) holds acc_dq[k][0..3] of MMA thread tid. One thread per chunk un-permutes it.
@@ -440,6 +514,12 @@ template <typename T, int D, bool C>
 struct PreLauncher {
   static cudaError_t run(const BwdKernelParams& p, cudaStream_t s) {
     const TileProblem& tp = p.model.p;
+    if (p.pre_vec) {  // DRAFT, see attn_bwd_preprocess_vec (the repack draft keeps the scalar kernel)
+      constexpr int kRowsPerBlock = 8 * (32 / (D / 8)) * 4;
+      const dim3 grid((p.seqlen_q_pad + kRowsPerBlock - 1) / kRowsPerBlock, tp.heads_q, tp.batch);
+      attn_bwd_preprocess_vec<T, D><<<grid, 256, 0, s>>>(p);
+      return cudaGetLastError();
+    }
     const dim3 grid((p.seqlen_q_pad + 7) / 8, tp.heads_q, tp.batch);
     attn_bwd_preprocess<T, D><<<grid, 256, 0, s>>>(p);
     return cudaGetLastError();
