@@ -38,18 +38,23 @@ constexpr int kBarMma = 1;  // the 256 MMA threads
 constexpr int kBarDq = 2;
 constexpr float kLog2e = 1.4426950408889634f;
 
-// ---- preprocess: D = rowsum(dO * O), LSE in log2 units; one warp per row --------------------
-template <typename T, int D>
-__global__ void __launch_bounds__(256) attn_bwd_preprocess(const BwdKernelParams p) {
-  // p.pdl (sm90 backward): the semaphores, task counter and mailboxes the memset zeroed (p.zero_words
-  // ints), zeroed here, one launch fewer; then the main kernel may launch (it waits for this grid's
-  // completion before it reads any of it: cudaGridDependencySynchronize).
+// p.pdl (sm90 backward): the semaphores, task counter and mailboxes the memset zeroed (p.zero_words
+// ints), zeroed by the preprocess's threads (grid-stride), one launch fewer; then the main kernel
+// may launch (it waits for this grid's completion before it reads any of it:
+// cudaGridDependencySynchronize).
+__device__ __forceinline__ void preprocess_prologue(const BwdKernelParams& p) {
   if (p.zero_words > 0) {
     const int64_t threads = (int64_t)gridDim.x * gridDim.y * gridDim.z * blockDim.x;
     const int64_t t = (((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
     for (int64_t i = t; i < p.zero_words; i += threads) p.zero_ptr[i] = 0;
   }
   if (p.pdl) cudaTriggerProgrammaticLaunchCompletion();
+}
+
+// ---- preprocess: D = rowsum(dO * O), LSE in log2 units; one warp per row --------------------
+template <typename T, int D>
+__global__ void __launch_bounds__(256) attn_bwd_preprocess(const BwdKernelParams p) {
+  preprocess_prologue(p);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row = blockIdx.x * 8 + warp;
   const int h = blockIdx.y, b = blockIdx.z;
@@ -114,12 +119,7 @@ template <typename T, int D>
 __global__ void __launch_bounds__(256) attn_bwd_preprocess_vec(const BwdKernelParams p) {
   constexpr int kLanes = D / 8, kRowsPerWarp = 32 / kLanes, kPasses = 4;
   constexpr int kRowsPerBlock = 8 * kRowsPerWarp * kPasses;
-  if (p.zero_words > 0) {  // as in attn_bwd_preprocess
-    const int64_t threads = (int64_t)gridDim.x * gridDim.y * gridDim.z * blockDim.x;
-    const int64_t t = (((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
-    for (int64_t i = t; i < p.zero_words; i += threads) p.zero_ptr[i] = 0;
-  }
-  if (p.pdl) cudaTriggerProgrammaticLaunchCompletion();
+  preprocess_prologue(p);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int sub = lane / kLanes, l = lane % kLanes;
   const int h = blockIdx.y, b = blockIdx.z;
