@@ -106,6 +106,10 @@ struct BwdLaunchInfo {
   bool writer_rank = false;  // sm90: the dQ writer computed the closed-form rank (full-mask shift,
                              // causal symmetric shift; DASH_BWD_WRITER_RANK=0 turns it off; same
                              // bits)
+  bool pdl = false;        // sm90: the main kernel and the postprocess ran as programmatic dependents
+                           // (DASH_BWD_PDL=0 turns it off; not under CUDA graph capture; same bits)
+  bool post_poll = false;  // sm90, ordered schedules: the postprocess converted each dQ tile once its
+                           // chain completed, under the main kernel (DASH_BWD_POST_POLL; same bits)
   bool fell_back = false;
   char note[256] = {0};
 };

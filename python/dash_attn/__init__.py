@@ -53,7 +53,9 @@ def last_bwd_info() -> Optional[dict]:
     ``min_coresident``, ``head_block``, ``dq_writers``, ``producer_regs`` (the sm90 backward's
     producer setmaxnreg: 40, or 24 with 80-row Q tiles at head_dim 128 or DASH_BWD_SM90_PRODUCER24=1; 0 on the sm80 kernel),
     ``split_rank`` (the split dQ rank variant ran: shift / symmetric shift), ``writer_rank``
-    (the dQ writer computed full-mask shift's closed-form rank); None
+    (the dQ writer computed full-mask shift's closed-form rank), ``pdl`` (the main kernel and the
+    postprocess ran as programmatic dependents), ``post_poll`` (the postprocess converted each dQ
+    tile as its chain completed); None
     before the first backward. Needs
     the extension."""
     return _ops.extension().last_bwd_info()

@@ -542,6 +542,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m, s.head_dim) : 0;
     li.split_rank = use_sm90 && kernels::bwd_sm90_split_rank(model, s.head_dim);
     li.writer_rank = use_sm90 && kernels::bwd_sm90_writer_rank(model, s.head_dim);
+    li.pdl = p.pdl != 0;
+    li.post_poll = p.post_poll != 0;
     *info = li;
   }
   return Status{};

@@ -712,6 +712,8 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
         ScopedEnv off("DASH_BWD_PDL", "0");
         ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info0).ok()) << s.str();
         CUDA_OK(cudaDeviceSynchronize());
+        EXPECT_FALSE(info0.pdl);
+        EXPECT_FALSE(info0.post_poll);
         ASSERT_TRUE(pr.dq.download(s.dtype, &dq0)) << "dQ left unwritten " << s.str();
         dkv0 = Problem::fnv1a_combine(0, pr.dk.hash(), pr.dv.hash());
         dq_bits0 = pr.dq.hash();
@@ -743,6 +745,8 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
             }
             ASSERT_TRUE(st.ok()) << s.str() << " " << st.message;
             ++compared;
+            EXPECT_TRUE(info1.pdl);
+            EXPECT_EQ(info1.post_poll, std::strcmp(poll, "1") == 0);
             CUDA_OK(cudaDeviceSynchronize());
             ASSERT_EQ(info1.block_m, info0.block_m);
             ASSERT_TRUE(pr.dq.download(s.dtype, &dq1)) << "dQ left unwritten " << s.str() << " " << schedule_name(sc);
@@ -812,14 +816,21 @@ TEST(BwdSm90Graph, ReplayedCaptureBitwiseEqualToTheEagerCall) {
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     for (Schedule sc : {Schedule::kDescending, Schedule::kSpt, Schedule::kShift}) {
       ScopedEnv sm90("DASH_BWD_SM90", "1");
-      ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), nullptr, stream).ok()) << s.str();
+      BwdLaunchInfo eager, captured;
+      ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &eager, stream).ok()) << s.str();
       CUDA_OK(cudaStreamSynchronize(stream));
       const uint64_t h0 = pr.grad_hash();
+      // The defaults: PDL on; the polling postprocess on ordered schedules but at head_dim 64's
+      // 64-row tiles.
+      EXPECT_TRUE(eager.pdl);
+      EXPECT_EQ(eager.post_poll, !(d == 64 && eager.block_m == kernels::kBwdSm90BlockM)) << s.str();
       cudaGraph_t graph;
       CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
-      const Status st = pr.backward(pr.bwd_params(sc), stream, nullptr);
+      const Status st = pr.backward(pr.bwd_params(sc), stream, &captured);
       CUDA_OK(cudaStreamEndCapture(stream, &graph));
       ASSERT_TRUE(st.ok()) << st.message;
+      EXPECT_FALSE(captured.pdl);  // not under capture
+      EXPECT_FALSE(captured.post_poll);
       cudaGraphExec_t exec;
       CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
       for (int rep = 0; rep < 2; ++rep) {

@@ -326,6 +326,8 @@ py::object last_bwd_info() {
   d["producer_regs"] = info.producer_regs;
   d["split_rank"] = info.split_rank;
   d["writer_rank"] = info.writer_rank;
+  d["pdl"] = info.pdl;
+  d["post_poll"] = info.post_poll;
   d["fell_back"] = info.fell_back;
   d["note"] = std::string(info.note);
   return d;
