@@ -463,7 +463,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // the twenty-first session, docs/perf.md v22 items 3-5: +0-3% at 512-2k, the same bits;
   // DASH_BWD_PDL=0 off), and on ordered schedules the postprocess polling its tile's semaphore
   // (one block per dQ tile, converting while the main kernel's tail runs: +1-6% at 1k-4k; default
-  // on except for the 64 x 64 tiles of head_dim 64 below 1024 rows, where it measured 0.98-0.99;
+  // on except for head_dim 64's 64-row tiles, where it measured 0.98-0.99 at 512;
   // DASH_BWD_POST_POLL=0 / =1 forces it). Not while the stream is being captured into a CUDA graph:
   // programmatic edges in graphs have not been run on a GPU here yet.
   bool capturing = false;

@@ -94,13 +94,6 @@ __global__ void __launch_bounds__(256) attn_bwd_preprocess(const BwdKernelParams
   }
 }
 
-// DRAFT (p.pre_vec, DASH_BWD_PRE_VEC=1): the same outputs with 16-byte loads. A row of O / dO is
-// D / 8 lanes x 8 elements (16 lanes at head_dim 128, 8 at 64), so a warp covers 32 / (D / 8) rows
-// per pass; kPasses passes per warp, every load issued before any arithmetic (4 x 2 x 16 bytes in
-// flight per thread against the scalar kernel's 2 x 4 x 1-2), and 8 warps per block: 64 (D = 128)
-// or 128 (D = 64) rows per block instead of 8. Each lane sums its 8 products in order, then the
-// lanes of a row meet in a shuffle tree: a fixed order (deterministic), another one than the
-// scalar kernel's.
 // Two packed 2-byte elements (the lower one first) as floats, by register arithmetic (not through
 // memory: a reinterpreted uint4 made nvcc unpack each load at once, serializing them).
 template <typename T>
@@ -115,10 +108,20 @@ __device__ __forceinline__ float2 pair_to_float2<__half>(uint32_t w) {
   memcpy(&h, &w, sizeof(h));
   return __half22float2(h);
 }
+// DRAFT (p.pre_vec, DASH_BWD_PRE_VEC=1): the same outputs with 16-byte loads. A row of O / dO is
+// D / 8 lanes x 8 elements (16 lanes at head_dim 128, 8 at 64), so a warp covers 32 / (D / 8) rows
+// per pass; kPasses passes per warp, every load issued before any arithmetic (4 x 2 x 16 bytes in
+// flight per thread against the scalar kernel's 2 x 4 x 1-2), and 8 warps per block: 64 (D = 128)
+// or 128 (D = 64) rows per block instead of 8. Each lane sums its 8 products in order, then the
+// lanes of a row meet in a shuffle tree: a fixed order (deterministic), another one than the
+// scalar kernel's.
+constexpr int kPreVecPasses = 4;
+template <int D>
+constexpr int kPreVecRowsPerBlock = 8 * (32 / (D / 8)) * kPreVecPasses;  // 8 warps
 template <typename T, int D>
 __global__ void __launch_bounds__(256) attn_bwd_preprocess_vec(const BwdKernelParams p) {
-  constexpr int kLanes = D / 8, kRowsPerWarp = 32 / kLanes, kPasses = 4;
-  constexpr int kRowsPerBlock = 8 * kRowsPerWarp * kPasses;
+  constexpr int kLanes = D / 8, kRowsPerWarp = 32 / kLanes, kPasses = kPreVecPasses;
+  constexpr int kRowsPerBlock = kPreVecRowsPerBlock<D>;
   preprocess_prologue(p);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int sub = lane / kLanes, l = lane % kLanes;
@@ -515,8 +518,7 @@ struct PreLauncher {
   static cudaError_t run(const BwdKernelParams& p, cudaStream_t s) {
     const TileProblem& tp = p.model.p;
     if (p.pre_vec) {  // DRAFT, see attn_bwd_preprocess_vec (the repack draft keeps the scalar kernel)
-      constexpr int kRowsPerBlock = 8 * (32 / (D / 8)) * 4;
-      const dim3 grid((p.seqlen_q_pad + kRowsPerBlock - 1) / kRowsPerBlock, tp.heads_q, tp.batch);
+      const dim3 grid((p.seqlen_q_pad + kPreVecRowsPerBlock<D> - 1) / kPreVecRowsPerBlock<D>, tp.heads_q, tp.batch);
       attn_bwd_preprocess_vec<T, D><<<grid, 256, 0, s>>>(p);
       return cudaGetLastError();
     }

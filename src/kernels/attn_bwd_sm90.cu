@@ -1577,35 +1577,33 @@ struct OccupancyQuery {
     return occupancy<T, D, C>(ctas_per_sm);
   }
 };
+// f(std::integral_constant<int, BM>) for the run-time tile height block_m: 64, 80, and at head_dim
+// 64 also 96 / 112 (the heights the sm90 kernels are built for).
+template <int D, typename F>
+cudaError_t with_tile_height(int block_m, F&& f) {
+  if (block_m == kBM80) return f(std::integral_constant<int, kBM80>{});
+  if constexpr (D == 64) {
+    if (block_m == kBM96) return f(std::integral_constant<int, kBM96>{});
+    if (block_m == kBM112) return f(std::integral_constant<int, kBM112>{});
+  }
+  return f(std::integral_constant<int, kBM>{});
+}
+
 template <typename T, int D, bool C>
 struct PostLauncher {
   static cudaError_t run(const BwdKernelParams& p, cudaStream_t stream) {
     const TileProblem& tp = p.model.p;
-    if (p.post_poll) {
-      const dim3 tiles(tp.m_tiles(), tp.heads_q, tp.batch);
-      auto poll = [&](auto bm) {
-        return launch_kernel(true, attn_bwd_sm90_postprocess_poll<T, D, decltype(bm)::value>, tiles, dim3(256), 0,
-                             stream, p);
-      };
-      if (tp.block_m == kBM80) return poll(std::integral_constant<int, kBM80>{});
-      if constexpr (D == 64) {
-        if (tp.block_m == kBM96) return poll(std::integral_constant<int, kBM96>{});
-        if (tp.block_m == kBM112) return poll(std::integral_constant<int, kBM112>{});
-      }
-      return poll(std::integral_constant<int, kBM>{});
-    }
-    const int chunks = tp.m_tiles() * tp.block_m * D / 4;
-    const dim3 grid((chunks + 255) / 256, tp.heads_q, tp.batch);
-    auto tall = [&](auto bm) {  // the tall tiles' staging order (dQ^T), BM = bm
-      return launch_kernel(p.pdl != 0, attn_bwd_postprocess_sm90_bm80<T, D, decltype(bm)::value>, grid, dim3(256), 0,
-                           stream, p);
-    };
-    if (tp.block_m == kBM80) return tall(std::integral_constant<int, kBM80>{});
-    if constexpr (D == 64) {
-      if (tp.block_m == kBM96) return tall(std::integral_constant<int, kBM96>{});
-      if (tp.block_m == kBM112) return tall(std::integral_constant<int, kBM112>{});
-    }
-    return launch_kernel(p.pdl != 0, attn_bwd_postprocess_sm90<T>, grid, dim3(256), 0, stream, p, D);
+    return with_tile_height<D>(tp.block_m, [&](auto bm) {
+      constexpr int BM = decltype(bm)::value;
+      if (p.post_poll)  // one block per dQ tile
+        return launch_kernel(true, attn_bwd_sm90_postprocess_poll<T, D, BM>, dim3(tp.m_tiles(), tp.heads_q, tp.batch),
+                             dim3(256), 0, stream, p);
+      const dim3 grid((tp.m_tiles() * BM * D / 4 + 255) / 256, tp.heads_q, tp.batch);  // a thread per chunk
+      if constexpr (BM == kBM)
+        return launch_kernel(p.pdl != 0, attn_bwd_postprocess_sm90<T>, grid, dim3(256), 0, stream, p, D);
+      else  // the tall tiles' staging order (dQ^T)
+        return launch_kernel(p.pdl != 0, attn_bwd_postprocess_sm90_bm80<T, D, BM>, grid, dim3(256), 0, stream, p);
+    });
   }
 };
 
