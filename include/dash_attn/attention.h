@@ -110,6 +110,9 @@ struct BwdLaunchInfo {
                            // (DASH_BWD_PDL=0 turns it off; not under CUDA graph capture; same bits)
   bool post_poll = false;  // sm90, ordered schedules: the postprocess converted each dQ tile once its
                            // chain completed, under the main kernel (DASH_BWD_POST_POLL; same bits)
+  bool pre_vec = false;    // the preprocess read O / dO with 16-byte loads (the default where they are
+                           // 16-byte aligned; DASH_BWD_PRE_VEC=0 turns it off: other bits of
+                           // D = rowsum(dO * O), so other gradient bits, reproducible either way)
   bool fell_back = false;
   char note[256] = {0};
 };

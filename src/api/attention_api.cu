@@ -504,11 +504,12 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   }
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;
-  {  // DRAFT (DASH_BWD_PRE_VEC=1): the 16-byte-load preprocess, where O and dO allow 16-byte loads
+  {  // The 16-byte-load preprocess where O and dO allow 16-byte loads (DASH_BWD_PRE_VEC=0: the scalar
+     // one); not with the repack draft, whose preprocess also packs Q / dO.
     auto aligned16 = [](const void* ptr, int64_t sb, int64_t ss, int64_t sh) {
       return reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && sb % 8 == 0 && ss % 8 == 0 && sh % 8 == 0;
     };
-    p.pre_vec = p.q_pack == nullptr && kernels::env_set_to_one("DASH_BWD_PRE_VEC") &&
+    p.pre_vec = p.q_pack == nullptr && kernels::env_not_zero("DASH_BWD_PRE_VEC") &&
                 aligned16(p.o.ptr, p.o.sb, p.o.ss, p.o.sh) && aligned16(p.dout.ptr, p.dout.sb, p.dout.ss, p.dout.sh);
   }
 
@@ -544,6 +545,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.writer_rank = use_sm90 && kernels::bwd_sm90_writer_rank(model, s.head_dim);
     li.pdl = p.pdl != 0;
     li.post_poll = p.post_poll != 0;
+    li.pre_vec = p.pre_vec != 0;
     *info = li;
   }
   return Status{};

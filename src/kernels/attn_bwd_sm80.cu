@@ -108,9 +108,9 @@ __device__ __forceinline__ float2 pair_to_float2<__half>(uint32_t w) {
   memcpy(&h, &w, sizeof(h));
   return __half22float2(h);
 }
-// DRAFT (p.pre_vec, DASH_BWD_PRE_VEC=1): the same outputs with 16-byte loads. A row of O / dO is
-// D / 8 lanes x 8 elements (16 lanes at head_dim 128, 8 at 64), so a warp covers 32 / (D / 8) rows
-// per pass; kPasses passes per warp, every load issued before any arithmetic (4 x 2 x 16 bytes in
+// p.pre_vec (the default where O / dO are 16-byte aligned; DASH_BWD_PRE_VEC=0 off): the same
+// outputs with 16-byte loads. A row of O / dO is D / 8 lanes x 8 elements (16 lanes at head_dim
+// 128, 8 at 64), so a warp covers 32 / (D / 8) rows per pass; kPasses passes per warp, every load issued before any arithmetic (4 x 2 x 16 bytes in
 // flight per thread against the scalar kernel's 2 x 4 x 1-2), and 8 warps per block: 64 (D = 128)
 // or 128 (D = 64) rows per block instead of 8. Each lane sums its 8 products in order, then the
 // lanes of a row meet in a shuffle tree: a fixed order (deterministic), another one than the
@@ -517,7 +517,7 @@ template <typename T, int D, bool C>
 struct PreLauncher {
   static cudaError_t run(const BwdKernelParams& p, cudaStream_t s) {
     const TileProblem& tp = p.model.p;
-    if (p.pre_vec) {  // DRAFT, see attn_bwd_preprocess_vec (the repack draft keeps the scalar kernel)
+    if (p.pre_vec) {  // see attn_bwd_preprocess_vec (the repack draft keeps the scalar kernel)
       const dim3 grid((p.seqlen_q_pad + kPreVecRowsPerBlock<D> - 1) / kPreVecRowsPerBlock<D>, tp.heads_q, tp.batch);
       attn_bwd_preprocess_vec<T, D><<<grid, 256, 0, s>>>(p);
       return cudaGetLastError();

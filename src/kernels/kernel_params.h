@@ -118,10 +118,10 @@ struct BwdKernelParams {
   int post_poll;
   int* zero_ptr;
   int64_t zero_words;
-  // DRAFT (DASH_BWD_PRE_VEC=1; twenty-first session, compile-checked only): the preprocess with
-  // 16-byte loads, 4 rows per warp-quarter group pass (attn_bwd_preprocess_vec); the host sets it
-  // only when O and dO are 16-byte aligned (pointers and strides). Another summation order of D =
-  // rowsum(dO * O), so other (equally reproducible) bits.
+  // The preprocess with 16-byte loads (attn_bwd_preprocess_vec; default, DASH_BWD_PRE_VEC=0 off);
+  // the host sets it only when O and dO are 16-byte aligned (pointers and strides). Another
+  // summation order of D = rowsum(dO * O) than the scalar kernel's, so other (equally
+  // reproducible) bits.
   int pre_vec;
 };
 

@@ -768,19 +768,21 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
   std::printf("compared %d launches, %d refused (below the co-resident group)\n", compared, refused);
 }
 
-// DRAFT (compile-checked only, twenty-first session): the 16-byte-load preprocess
-// (DASH_BWD_PRE_VEC=1, attn_bwd_preprocess_vec): its own summation order of D = rowsum(dO * O), so
-// other bits than the scalar preprocess; checked against the float64 reference (every schedule
-// kind: ordered, shift, atomic), bf16 / fp16, head_dim 128 / 64, odd lengths, GQA, causal rows that
-// see no key, with the workspace poisoned; and three reruns bit for bit.
+// The two preprocesses: the 16-byte-load one (the default, attn_bwd_preprocess_vec; first run on
+// the GPU in the twenty-second session) and the scalar one (DASH_BWD_PRE_VEC=0). Each has its own
+// summation order of D = rowsum(dO * O), so its own bits; both checked against the float64
+// reference (every schedule kind: ordered, shift, atomic), bf16 / fp16, head_dim 128 / 64, odd
+// lengths, GQA, causal rows that see no key, with the workspace poisoned; and three reruns bit for
+// bit. BwdLaunchInfo::pre_vec says which one ran.
 TEST(BwdSm90PreVec, AccurateAndBitwiseReproducible) {
   REQUIRE_SM90();
-  ScopedEnv vec("DASH_BWD_PRE_VEC", "1");
   int seed = 9700;
+  for (const char* vec_env : {"1", "0"})
   for (auto [dt, d, causal, shape] : {std::tuple{DType::kBF16, 128, true, std::tuple{2, 1000, 113, 8, 2}},
                                       std::tuple{DType::kFP16, 128, false, std::tuple{1, 1100, 1300, 4, 2}},
                                       std::tuple{DType::kBF16, 64, false, std::tuple{1, 113, 300, 4, 4}},
                                       std::tuple{DType::kFP16, 64, true, std::tuple{1, 1300, 1100, 4, 2}}}) {
+    ScopedEnv vec("DASH_BWD_PRE_VEC", vec_env);
     ProblemSpec s = spec_of(dt, d, causal, shape, seed++);
     Problem pr(s);
     ASSERT_TRUE(tested_forward(pr).ok());
@@ -789,6 +791,7 @@ TEST(BwdSm90PreVec, AccurateAndBitwiseReproducible) {
       CUDA_OK(cudaMemset(pr.workspace.ptr, 0xff, pr.workspace.bytes));
       BwdLaunchInfo info;
       ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info).ok()) << s.str();
+      EXPECT_EQ(info.pre_vec, std::strcmp(vec_env, "1") == 0) << s.str();
       check_grads(pr, Sm90Case{s, sc, true}, references(s), info);
       if (sc == Schedule::kAtomic) continue;
       const uint64_t h0 = pr.grad_hash();
