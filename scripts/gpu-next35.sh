@@ -32,17 +32,7 @@ elif [ "${PART:-1}" = 3 ]; then
     timeout -k 5 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv -c 40 \
       bins/new/dash-attn bench --hdim 128 --causal 0 --seqlen $sl --schedules descending --reps 2 \
       > "$O/ncu-durations-$sl.csv" 2> "$O/ncu-durations-$sl.err"
-    python3 - "$O/ncu-durations-$sl.csv" "$sl" <<'PY'
-import csv, statistics, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-hdr = rows[0]; k = hdr.index("Kernel Name"); v = hdr.index("Metric Value"); u = hdr.index("Metric Unit")
-t = {}
-for r in rows[1:]:
-    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(r[u], float("nan"))
-    t.setdefault(r[k].split("(")[0].split("<")[0][-40:], []).append(float(r[v].replace(",", "")) * scale)
-for name, xs in t.items():
-    print(f"seqlen {sys.argv[2]} {name:40s} n {len(xs):3d} median {statistics.median(xs):9.1f} us")
-PY
+    python3 scripts/ncu_durations.py "$O/ncu-durations-$sl.csv" "$sl"
   done
   echo "== 16-byte preprocess draft $(el)"
   DASH_TEST_WATCHDOG_S=60 timeout -k 5 200 bins/new/dash_gpu_tests --gtest_filter='BwdSm90PreVec.*' > "$O/prevec-tests.log" 2>&1

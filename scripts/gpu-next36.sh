@@ -26,17 +26,7 @@ if [ "${PART:-1}" = 1 ]; then
     DASH_BWD_PRE_VEC=${cfg#*:} timeout -k 5 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv -c 40 \
       bins/new/dash-attn bench --hdim 128 --causal 0 --seqlen $sl --schedules descending --reps 2 \
       > "$O/ncu-durations-$cfg.csv" 2> "$O/ncu-durations-$cfg.err"
-    python3 - "$O/ncu-durations-$cfg.csv" "$cfg" <<'PY'
-import csv, statistics, sys
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
-hdr = rows[0]; k = hdr.index("Kernel Name"); v = hdr.index("Metric Value"); u = hdr.index("Metric Unit")
-t = {}
-for r in rows[1:]:
-    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}.get(r[u], float("nan"))
-    t.setdefault(r[k].split("(")[0][-70:], []).append(float(r[v].replace(",", "")) * scale)
-for name, xs in t.items():
-    print(f"seqlen:pre_vec {sys.argv[2]} {name:70s} n {len(xs):3d} median {statistics.median(xs):9.1f} us")
-PY
+    python3 scripts/ncu_durations.py "$O/ncu-durations-$cfg.csv" "$cfg"
   done
 else
   PIP_INSTALL=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-300} bash scripts/gpu-pytest-peers.sh "$O"
