@@ -4,9 +4,9 @@ against H200 measurements of the sm90 backward, through the planner's own comman
 (`dash-attn plan --json`, with `--param NAME=VALUE` for candidate sets). No GPU needed.
 
 Data (the standard sweep: 16k tokens, hidden 2048, MHA, bf16, full/causal x seqlen 512..16384,
-hdim 128 with 16 heads and hdim 64 with 32 heads, the default task order and kernel path), two
-sets, chosen with --data:
---data 9dd59e9 (the default): take-ahead 1 by default (9dd59e9), the current kernel
+hdim 128 with 16 heads and hdim 64 with 32 heads, the default task order and kernel path), one
+of the sets of DATA below, chosen with --data; three of them described here:
+--data 9dd59e9 (the default): take-ahead 1 by default (9dd59e9), the current kernel when it was added
   peers  bench/peers.py in one process (median of 8; its log: bench-python.txt next to it):
            docs/data/peers-h200-9dd59e9/peers/peers.json
          ascending, spt, descending, atomic (no shift / symmetric_shift in this run);
@@ -23,7 +23,8 @@ sets, chosen with --data:
   4.788 ms (dash:descending 5.344, scaled bench 5.330), the 12% outlier of perf.md. Combining
   halves the weight of peers' noisy 8k/16k rows rather than trusting one run of either; shift and
   symmetric_shift come from bench alone (scaled to peers). --source bench scores bench alone.
---data 250529d: the dual-dQ-writer kernel (250529d / b254d6c), the data kSm90Params is fitted on
+--data 250529d: the dual-dQ-writer kernel (250529d / b254d6c), the data kSm90Params was fitted on
+  until the e29ccbd refit
   peers  bench/peers.py, every schedule in one process per point, `bwd` = the time from after
          the forward's launches to the end of the backward (median of 8):
            docs/data/peers-h200-250529d/bench-python.txt   (log; hdim 128 all, hdim 64 causal)
@@ -33,6 +34,24 @@ sets, chosen with --data:
   bench  `dash-attn bench` JSON, descending/spt/shift/atomic (the backward alone, median):
            docs/data/writer-h200-b254d6c/next-dual-hdim{128,64}.json (DASH_BWD_DUAL_WRITER=1,
            the default since 250529d)
+--data e29ccbd: the gpu-next35.sh run (e29ccbd: the kernels of ef0214e with programmatic dependent
+  launch and the polling postprocess on by default), the data kSm90Params is fitted on since the
+  twenty-second session (the postprocess term: CostParams::post_gbytes_per_s, post_poll)
+  peers  bench/peers.py in one process (3 rounds; its log: peers-run.log / run.log next to it):
+           docs/data/next35-h200-e29ccbd/peers/peers.json
+         every schedule; descending is the mean of the dash:descending row and the dash:auto row
+         where auto ran descending (hdim 128 causal 2k-16k and full 512-8k, hdim 64 causal 2k-16k
+         and full 512-8k).
+  bench  `dash-attn bench` JSON, all six schedules + auto (the same kernel build):
+           docs/data/next35-h200-e29ccbd/suite/bench-hdim{128,64}.json
+         an auto row counts for the schedule it ran.
+  Combined as for 9dd59e9 (--notes): the point's peers / bench scale is 0.97-1.03 up to 2k, 0.99-1.08
+  at 4k and 1.01-1.13 at 8k/16k; after it the sources agree per schedule within +-3% up to 4k
+  (except hdim 128 causal 4k shift +4.2%, full 4k ascending -3.0%) and within +-5% at 8k/16k
+  (except hdim 64 full 16k ascending -6.8% and descending -5.7%). One peers row is dropped: hdim
+  128 full 16384 atomic 10.778 ms (bench 8.743 x 1.097, 12% off; the same row was dropped at
+  ef0214e). The older data sets are scored with post_poll=0 (their kernels ran the postprocess
+  after the main kernel; POLL_DATA, data_params), as the C++ Calibration tests do.
 The fitted table ("combined") is per point and schedule: the geometric mean of peers and
 bench where both measured it, bench first scaled by the point's median peers/bench ratio over
 the schedules both have (so that schedules of one source only compare on one scale: ascending
@@ -50,18 +69,26 @@ Scores (as Calibration.* in tests/cpu/test_async_reduce.cpp):
 
 usage:
   scripts/fit_planner.py                         score kSm90Params (the binary's built-in set)
-  scripts/fit_planner.py --data 250529d ...      the same on the data kSm90Params is fitted on
+  scripts/fit_planner.py --data e29ccbd ...      the same on the data kSm90Params is fitted on
   scripts/fit_planner.py --param reduce_latency_us=0.5 ...   score a modified set
   scripts/fit_planner.py --source peers|bench    score one source alone
   scripts/fit_planner.py --fit                   grid search (compute, then reduce + penalty)
   scripts/fit_planner.py --markdown --before per_sm_tflops=5.2,...   tables for docs/schedules.md
   scripts/fit_planner.py --notes                 cross-checks of the sources, dropped rows
   scripts/fit_planner.py --cpp-table             the table as a C++ initializer (kMeasuredSm90Ahead1
-                                                 for 9dd59e9, kMeasuredSm90Dual for 250529d)
+                                                 for 9dd59e9, kMeasuredSm90Dual for 250529d,
+                                                 kMeasuredSm90PeersE29ccbd for e29ccbd)
+  scripts/fit_planner.py --data e29ccbd --fit --param post_gbytes_per_s=2000 \
+      --param reduce_latency_us=0.25 --param reduce_gbytes_per_s=16
+                                                 the fit behind the current kSm90Params: compute at the
+                                                 postprocess rate of the ncu durations (from the reduce
+                                                 of the set before), then the rest with the rate on the
+                                                 grid (docs/schedules.md, "The postprocess in the model")
 The binary: build-helper/dash-attn by default (--cli), a CPU-only build is enough:
   cmake -S . -B build-helper -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_BUILD_CUDA=OFF
   cmake --build build-helper
---fit takes about 8 minutes on 2 cores (216 candidates of 24 `dash-attn plan` runs).
+--fit takes about 4 minutes on 2 cores (80 compute candidates of 24 atomic-only runs, then 96
+candidates of 24 `dash-attn plan` runs).
 """
 import argparse
 import concurrent.futures as cf
@@ -79,7 +106,7 @@ DET = SCHEDULES[:-1]
 # The data sets (--data): the peers files (a bench/peers.py log and/or peers.json files, merged
 # per point in this order, a later file replacing an earlier one's point) and the bench files.
 DATA = {
-    # The dual-writer kernel (250529d / b254d6c): the data kSm90Params is fitted on.
+    # The dual-writer kernel (250529d / b254d6c): the data kSm90Params was fitted on until e29ccbd.
     "250529d": dict(peers_log="docs/data/peers-h200-250529d/bench-python.txt",
                     peers_json=["docs/data/peers-h200-3505b4f-hdim64full/peers.json"],
                     bench=["docs/data/writer-h200-b254d6c/next-dual-hdim128.json",
@@ -137,7 +164,22 @@ DATA = {
                     peers_json=["docs/data/next32-h200-ef0214e/peers/peers.json"],
                     bench=["docs/data/next32-h200-ef0214e/suite/bench-hdim128.json",
                            "docs/data/next32-h200-ef0214e/suite/bench-hdim64.json"]),
+    # The gpu-next35.sh run (e29ccbd: the kernels of ef0214e with programmatic dependent launch and
+    # the polling postprocess on by default). Peers (one process, 3 rounds) and `dash-attn bench`
+    # (every schedule) of the same kernel build.
+    "e29ccbd": dict(peers_log=None,
+                    peers_json=["docs/data/next35-h200-e29ccbd/peers/peers.json"],
+                    bench=["docs/data/next35-h200-e29ccbd/suite/bench-hdim128.json",
+                           "docs/data/next35-h200-e29ccbd/suite/bench-hdim64.json"]),
 }
+# The kernels whose postprocess polls (PDL and DASH_BWD_POST_POLL on by default, from e29ccbd): the
+# built-in set's post_poll applies. The other data sets are scored with post_poll=0 (the same
+# postprocess rate, after the main kernel), as the C++ Calibration tests score the older sweeps.
+POLL_DATA = {"e29ccbd"}
+
+
+def data_params(data):
+    return {} if data in POLL_DATA else {"post_poll": 0.0}
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 # Point order of the tables: hdim 128 first (as in test_async_reduce.cpp).
@@ -496,13 +538,19 @@ def fit(planner, meas, base, grid_compute, grid_rest, top=8, atomic_slack=0.005)
 
 # The default grids of --fit (the ones behind the current kSm90Params): compute by the mean
 # atomic error, then the reduce and the visit-order penalty (knee 32, stage buffers 2).
-FIT_COMPUTE = [("per_sm_tflops", [4.9, 5.2, 5.5, 5.8, 6.1]),
-               ("compute_overhead_us", [0.15, 0.2, 0.25, 0.3, 0.35]),
-               ("task_overhead_us", [15.0, 16.0, 17.0, 18.0, 19.0])]
-FIT_REST = {"reduce_latency_us": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5],
-            "reduce_gbytes_per_s": [16.0, 32.0, 64.0, 128.0],
-            "order_penalty_base": [0.25, 0.35, 0.45],
-            "order_penalty_slope": [0.004, 0.008, 0.012]}
+# The e29ccbd refit (twenty-second session; the command is in the docstring's usage):
+# the compute grid around its optimum (the 250529d grid, 4.9-6.1 / 0.15-0.35 / 15-19, had it at its
+# task_overhead_us edge once the postprocess was in the model), then the reduce, the penalty base
+# and the postprocess rate. (The 250529d fit's grids: compute 4.9-6.1 x 0.15-0.35 x 15-19, then
+# latency 0-1.5 x 16-128 GB/s x base 0.25-0.45 x slope 0.004-0.012.)
+FIT_COMPUTE = [("per_sm_tflops", [5.5, 5.8, 6.1, 6.4]),
+               ("compute_overhead_us", [0.15, 0.2, 0.25, 0.3]),
+               ("task_overhead_us", [9.0, 11.0, 13.0, 15.0, 17.0])]
+FIT_REST = {"reduce_latency_us": [0.25, 0.5, 0.75, 1.0],
+            "reduce_gbytes_per_s": [16.0, 32.0, 64.0],
+            "order_penalty_base": [0.25, 0.35],
+            "order_penalty_slope": [0.008],
+            "post_gbytes_per_s": [1600.0, 1800.0, 2000.0, 2200.0]}
 
 
 def print_cpp_table(meas):
@@ -528,7 +576,7 @@ def main():
     ap.add_argument("--cli", default=os.path.join(ROOT, "build-helper", "dash-attn"),
                     help="the dash-attn binary (a CPU-only build is enough; default build-helper/dash-attn)")
     ap.add_argument("--data", choices=sorted(DATA), default=DEFAULT_DATA,
-                    help=f"the measurements (default {DEFAULT_DATA}; 250529d: the data kSm90Params is fitted on)")
+                    help=f"the measurements (default {DEFAULT_DATA}; e29ccbd: the data kSm90Params is fitted on)")
     ap.add_argument("--source", choices=["combined", "peers", "bench"], default="combined")
     ap.add_argument("--param", action="append", default=[], help="NAME=VALUE, passed to `dash-attn plan --param`")
     ap.add_argument("--compare", action="append", default=[],
@@ -557,7 +605,11 @@ def main():
         for n in notes:
             print("  " + n)
     planner = Planner(args.cli, args.jobs)
-    params = dict((k, float(v)) for k, v in (x.split("=", 1) for x in args.param))
+    base = data_params(args.data)
+    if base:
+        print(f"  (scored with {', '.join(f'{k}={v:g}' for k, v in base.items())}: the postprocess of this "
+              "data set's kernel ran after the main kernel)")
+    params = dict(base, **dict((k, float(v)) for k, v in (x.split("=", 1) for x in args.param)))
     if args.fit:
         grid = parse_grid(args.grid)
         compute = [grid.pop(n, d) for n, d in FIT_COMPUTE]
@@ -569,7 +621,7 @@ def main():
         print_cpp_table(meas)
         return
     def parse_set(spec):
-        return dict((k, float(v)) for k, v in (x.split("=", 1) for x in spec.split(",") if x))
+        return dict(base, **dict((k, float(v)) for k, v in (x.split("=", 1) for x in spec.split(",") if x)))
     before = parse_set(args.before) if args.before is not None else None
     report(planner, meas, params, "set", args.markdown, not args.no_tables, before)
     for spec in args.compare:

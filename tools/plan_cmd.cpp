@@ -190,11 +190,17 @@ void set_param(dash::CostParams& cp, const std::string& name, double v) {
   else if (name == "order_penalty_closed_sym") cp.order_penalty_closed_sym = v;
   else if (name == "order_penalty_closed_hd64") cp.order_penalty_closed_hd64 = v;
   else if (name == "atomic_skips_latency") cp.atomic_skips_latency = integer() != 0;
+  else if (name == "post_gbytes_per_s") {
+    if (!(v >= 0)) throw UsageError{"--param post_gbytes_per_s must be >= 0 (0: no postprocess)"};
+    cp.post_gbytes_per_s = v;
+  } else if (name == "post_poll") cp.post_poll = integer() != 0;
+  else if (name == "post_blocks_per_sm") cp.post_blocks_per_sm = std::max(1, integer());
   else
     throw UsageError{"--param: unknown field '" + name +
                      "' (per_sm_tflops compute_overhead_us reduce_gbytes_per_s reduce_latency_us async_reduce "
                      "stage_buffers task_overhead_us order_penalty_base order_penalty_slope order_penalty_knee "
-                     "order_penalty_closed order_penalty_closed_sym order_penalty_closed_hd64 atomic_skips_latency)"};
+                     "order_penalty_closed order_penalty_closed_sym order_penalty_closed_hd64 atomic_skips_latency "
+                     "post_gbytes_per_s post_poll post_blocks_per_sm)"};
 }
 
 std::string shape_line(const Options& o, const TileProblem& p) {
@@ -217,7 +223,13 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
   std::printf("dash-attn plan: %s, %s dispatch\n", shape_line(o, p).c_str(), dash::dispatch_name(o.dispatch));
   std::printf("cost model %s: c = %.4g%s per tile pair (compute), r = %.4g%s per ordered dQ reduce\n",
               cost.name.c_str(), cost.c, unit, cost.r, unit);
-  std::printf("reduce model: %s\n\n", cost.reduce_model().c_str());
+  std::printf("reduce model: %s\n", cost.reduce_model().c_str());
+  if (cost.post_gbytes_per_s > 0.0 && cost.head_dim > 0)
+    std::printf("postprocess: %g GB/s, in the times; %s\n", cost.post_gbytes_per_s,
+                cost.post_poll ? "polling for the deterministic schedules (it fills the main kernel's tail), "
+                                 "after the main kernel for atomic"
+                               : "after the main kernel");
+  std::printf("\n");
   double asc = 0.0;
   for (const auto& r : rows)
     if (r.schedule == Schedule::kAscending) asc = r.makespan;
@@ -273,7 +285,8 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
     std::printf(" (measured rule: on %s masks of %s %d KV tiles of >= 128 keys%s %s runs faster on the H200\n"
                 "than the model says; the model has it %.1f%% behind %s; docs/schedules.md \"%s\")",
                 p.causal ? "causal" : "full", p.causal ? "<=" : ">=",
-                p.causal ? plan::kSptShortCausalTiles : plan::kSptLongFullTiles,
+                p.causal ? (cost.post_poll ? plan::kSptShortCausalTilesPoll : plan::kSptShortCausalTiles)
+                         : plan::kSptLongFullTiles,
                 rec == Schedule::kShift ? " at head_dim 64" : "", dash::schedule_name(rec),
                 100.0 * (best->makespan / model_row->makespan - 1.0), dash::schedule_name(model_pick),
                 p.causal ? "Short causal masks" : "Long full masks");
@@ -321,7 +334,8 @@ void plan_usage() {
       "                      src/schedule/cost_model.h: per_sm_tflops, compute_overhead_us,\n"
       "                      reduce_gbytes_per_s, reduce_latency_us, task_overhead_us,\n"
       "                      order_penalty_base/slope/knee, stage_buffers, atomic_skips_latency,\n"
-      "                      async_reduce); repeatable. scripts/fit_planner.py uses it\n"
+      "                      async_reduce, post_gbytes_per_s (0: no postprocess), post_poll,\n"
+      "                      post_blocks_per_sm); repeatable. scripts/fit_planner.py uses it\n"
       "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (the\n"
       "                      calibrated value: 2 for the sm80 tiles and for 64x128; unit: 2)\n"
       "  --q-tiles N         unit model: Q tiles of the single head (16)\n"
@@ -393,7 +407,7 @@ int plan_main(int argc, char** argv) {
   std::vector<plan::PlanRow> rows;
   if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
   else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
-  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost.head_dim);
+  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost.head_dim, cost.post_poll);
 
   if (o.json) print_json(rows, rec, cost);
   else print_table(o, p, cost, rows, rec);

@@ -61,6 +61,21 @@ struct CostParams {
   // Atomic reduces skip the semaphore protocol: they take r - reduce_latency_us on the writer
   // (false in the sm80 set, where atomic pays the whole r).
   bool atomic_skips_latency = false;
+  // The postprocess (dQ = scale * dq_accum: one fp32 read and one 16-bit write per dQ element,
+  // one block per dQ tile) after the main kernel, at this rate of the whole GPU (GB/s of those
+  // bytes). 0 (the sm80 set): not modelled, the makespan is the main kernel's.
+  double post_gbytes_per_s = 0.0;
+  // How the deterministic schedules' postprocess runs (atomic's never polls):
+  //   false: after the main kernel (the same time for every schedule of a shape);
+  //   true: polling (the sm90 kernel with programmatic dependent launch and
+  //     DASH_BWD_POST_POLL, the defaults since the twenty-first session): its blocks, in grid
+  //     order (head, query head, Q tile), land on the SMs whose main CTA has exited, and each
+  //     converts its dQ tile once the tile's chain is complete. The conversion fills the main
+  //     kernel's tail (SimResult::main_makespan .. makespan).
+  bool post_poll = false;
+  // Postprocess blocks resident per SM (256 threads: 8 per SM); each runs at 1/post_blocks_per_sm
+  // of the SM's share of the rate.
+  int post_blocks_per_sm = 8;
 
   // The calibrated set for the backward kernel with these tiles: 64x128 is the sm90 kernel
   // (src/kernels/attn_bwd_sm90.cu, see kSm90Params below); every other tile shape gets the sm80
@@ -68,7 +83,25 @@ struct CostParams {
   static CostParams for_tiles(int block_m, int block_n);
 };
 
-// The set of the sm90 backward (src/kernels/attn_bwd_sm90.cu, tiles 64x128, head_dim 64 and 128),
+// The set of the sm90 backward (src/kernels/attn_bwd_sm90.cu, tiles 64x128, head_dim 64 and 128).
+// Since the twenty-second session it is fitted on the e29ccbd sweep (PDL and the polling
+// postprocess on by default: bench/peers.py docs/data/next35-h200-e29ccbd/peers/peers.json combined
+// with `dash-attn bench` suite/bench-hdim{128,64}.json; table kMeasuredSm90PeersE29ccbd,
+// Calibration.Sm90CostParamsOnTheE29ccbdPeers; docs/schedules.md "The postprocess in the model"),
+// with the postprocess in the model: post_gbytes_per_s 1800 (the conversion alone, 16k tokens x
+// hidden 2048: ~115 us; ncu timed the polling kernel alone at 90-105 us) and post_poll (the ordered
+// schedules' conversion fills the main kernel's tail, atomic's follows it). What polling changed:
+// spt, whose head-major order ends on a ragged tail, hides most of the conversion, descending,
+// interleaved and balanced, little of it; spt went from 1.8% / 2.9% behind descending at hdim 128
+// causal 2k / 4k (ef0214e) to 4.2% / 3.1% ahead (descending's time / spt's). Refit by scripts/fit_planner.py --data e29ccbd
+// --fit (compute at 2000 GB/s, then reduce, penalty base and rate): per_sm_tflops 6.1, overhead
+// 0.25 us, task_overhead_us 11.0 (c = 2.22 / 1.36 us at hdim 128 / 64: the per-call cost the old
+// compute fit had spread over the steps is now the postprocess's), r = 32 GB/s + 0.5 us (1.52 /
+// 1.01 us; the fit's first by better_fit, 1.0 us + 64 GB/s, ties it on `auto` and pairs and orders
+// one pair fewer at hdim 64 on each older sweep since ff7314a), penalty unchanged. On e29ccbd: `auto` within 3% at 24/24 (the set before: 21/24),
+// pairs > 3% apart in order 143/153 (140), atomic error 3.8% (5.3%), rms log ratio 0.076 (0.087).
+// The older sweeps are scored with post_poll off (their postprocess ran after the main kernel: the
+// same time for every schedule of a shape). Before the refit (e8a6c5a to the twenty-second session):
 // calibrated on an H200 (132 SMs, bf16, late task taking, the default task order) on the 24-point
 // sweep of the dual-dQ-writer kernel (two writer warps, one per staging buffer, the default since
 // 250529d): bench/peers.py at 250529d (docs/data/peers-h200-250529d/bench-python.txt; hdim 64 full
@@ -117,31 +150,36 @@ struct CostParams {
 // ff7314a / 106791e / 68d0908 sweeps: `auto` 12/12 on each (with 0.05: 11 / 12 / 11, with the
 // head_dim 64 long-full-mask rule, plan::kShiftLongFullHeadDim), pairs unchanged (0.0: one fewer
 // on each). docs/schedules.md "Long full masks at head_dim 64: shift".
-inline constexpr CostParams kSm90Params{.per_sm_tflops = 5.5,
+inline constexpr CostParams kSm90Params{.per_sm_tflops = 6.1,
                                         .compute_overhead_us = 0.25,
-                                        .reduce_gbytes_per_s = 16.0,
-                                        .reduce_latency_us = 0.25,
+                                        .reduce_gbytes_per_s = 32.0,
+                                        .reduce_latency_us = 0.5,
                                         .async_reduce = true,
                                         .stage_buffers = 2,
-                                        .task_overhead_us = 17.0,
+                                        .task_overhead_us = 11.0,
                                         .order_penalty_base = 0.35,
                                         .order_penalty_slope = 0.008,
                                         .order_penalty_knee = 32.0,
                                         .order_penalty_closed = 0.05,
                                         .order_penalty_closed_sym = 0.05,
                                         .order_penalty_closed_hd64 = 0.01,
-                                        .atomic_skips_latency = true};
+                                        .atomic_skips_latency = true,
+                                        .post_gbytes_per_s = 1800.0,
+                                        .post_poll = true};
 // The sm90 kernel's 80-row tiles (80 x 128; full masks, bwd_sm90_block_m): kSm90Params with a
 // higher per-SM rate, the only field refit (the per-step fixed costs are shared by 25% more rows,
 // so the tile's time grows less than its flops). Fitted on the H200 (sixteenth session, commit
 // 19c11e2, `dash-attn bench`, atomic at full 1k-16k, hdim 128 and 64: docs/data/final-h200-19c11e2)
 // by a grid over per_sm_tflops 5.5-7.5 x compute_overhead_us 0-0.5 through `dash-attn plan
 // --block-m 80`: 6.5 / 0.25, rms log ratio error 0.020 (kSm90Params: 0.114, every point 8-15%
-// pessimistic). Test: Calibration.Sm90EightyRowSetAgainstTheH200. The shift orders are not fitted:
-// the visit-order penalty predates the split rank (docs/perf.md v17 item 9).
+// pessimistic). With the e29ccbd refit of kSm90Params (its postprocess term; atomic converts after
+// the main kernel) the rate was refit on the same points (6.5-7.7 at the set's overhead 0.25): 6.8,
+// rms 0.023, every point within 3.3% (6.5: 0.034, up to 5.2% pessimistic). Test:
+// Calibration.Sm90EightyRowSetAgainstTheH200. The shift orders are not fitted: the visit-order
+// penalty predates the split rank (docs/perf.md v17 item 9).
 inline constexpr CostParams kSm90Params80 = [] {
   CostParams p = kSm90Params;
-  p.per_sm_tflops = 6.5;
+  p.per_sm_tflops = 6.8;
   return p;
 }();
 
@@ -172,6 +210,12 @@ struct CostModel {
   double order_penalty_knee = 0.0;
   double order_penalty_closed = -1.0;
   double order_penalty_closed_sym = -1.0;
+  // The postprocess (CostParams::post_*): the whole GPU's rate in GB/s (0: not modelled), polling
+  // for the deterministic schedules, blocks per SM. The simulator prices a dQ tile from the
+  // tiles' block_m and head_dim below.
+  double post_gbytes_per_s = 0.0;
+  bool post_poll = false;
+  int post_blocks_per_sm = 8;
   // The head dimension for_shape was given (0: the unit model, or not known). The planner's
   // measured long-full-mask rule depends on it (plan::recommend_from).
   int head_dim = 0;

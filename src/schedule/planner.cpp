@@ -73,16 +73,18 @@ Schedule recommend_from(const std::vector<PlanRow>& rows) {
   return pick;
 }
 
-Schedule measured_rule_schedule(const TileProblem& prob, int head_dim) {
+Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll) {
   if (prob.block_n < 128) return Schedule::kAuto;
-  if (prob.causal) return prob.n_tiles() <= kSptShortCausalTiles ? Schedule::kSpt : Schedule::kAuto;
+  if (prob.causal)
+    return prob.n_tiles() <= (post_poll ? kSptShortCausalTilesPoll : kSptShortCausalTiles) ? Schedule::kSpt
+                                                                                          : Schedule::kAuto;
   if (prob.n_tiles() < kSptLongFullTiles) return Schedule::kAuto;
   return head_dim == kShiftLongFullHeadDim ? Schedule::kShift : Schedule::kSpt;
 }
 
-Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim) {
+Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim, bool post_poll) {
   const Schedule pick = recommend_from(rows);
-  const Schedule rule = measured_rule_schedule(prob, head_dim);
+  const Schedule rule = measured_rule_schedule(prob, head_dim, post_poll);
   if (rule == Schedule::kAuto) return pick;
   auto model_ms = [&rows](Schedule s) {
     for (const PlanRow& r : rows)
@@ -106,7 +108,7 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, 
     if (s == Schedule::kSymmetricShift && !prob.causal) continue;
     rows.push_back(plan_one(prob, s, cost, num_sms, dispatch));
   }
-  return recommend_from(rows, prob, cost.head_dim);
+  return recommend_from(rows, prob, cost.head_dim, cost.post_poll);
 }
 
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

@@ -47,11 +47,13 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms,
 // model's pick alone.
 Schedule recommend_from(const std::vector<PlanRow>& rows);
 // The model's pick with the measured rules below; what recommend() returns (head_dim: the
-// CostModel's, 0 if not known; it selects the long-full-mask rule's schedule).
-Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim = 0);
+// CostModel's, 0 if not known; it selects the long-full-mask rule's schedule; post_poll: the
+// CostModel's, whether the kernel's postprocess polls, which sets the short-causal rule's reach).
+Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim = 0,
+                        bool post_poll = false);
 // The schedule a measured rule below puts in place of the model's pick when the model has it
 // within the rule's tolerance (kAuto: no rule for this problem).
-Schedule measured_rule_schedule(const TileProblem& prob, int head_dim);
+Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll = false);
 
 // A measured rule on top of the model (docs/schedules.md, "Long full masks"): on a full mask with
 // at least kSptLongFullTiles KV tiles per head, in tiles of >= 128 keys (the sm90 kernel's), spt
@@ -73,6 +75,17 @@ constexpr double kSptLongFullModelGap = 0.03;
 // At 2048 descending is as often ahead (hdim 128: 1.0%).
 constexpr int kSptShortCausalTiles = 8;
 constexpr double kSptShortCausalModelGap = 0.03;
+// The rule's reach where the postprocess polls (CostModel::post_poll: PDL and the polling
+// postprocess, the kernel's defaults since the twenty-first session; docs/schedules.md "The
+// postprocess in the model"): up to kSptShortCausalTilesPoll KV tiles (seqlen_k <= 4096 with 128-key
+// tiles). On the e29ccbd sweep (peers + `dash-attn bench` combined) spt ran in less time than
+// descending at every causal point up to 4096 at both head dims but hdim 64 512 (a tie): at 2048 /
+// 4096 descending took 4.2% / 3.1% longer at hdim 128 and 3.3% / 2.5% at hdim 64, where on the
+// ef0214e sweep, without polling, spt took 1.8% / 2.9% longer at hdim 128. The model with the
+// postprocess term has the two within 0.5% there (spt ahead by 0.1-0.4% with the fitted rate,
+// descending ahead by 1.0% at hdim 128 4096 with 2200 GB/s), so the rule, not those margins,
+// decides; at 8192 (64 tiles) the GPU had descending ahead at hdim 128 (1.6%) and spt by 0.5% at hdim 64.
+constexpr int kSptShortCausalTilesPoll = 32;
 // The long-full-mask rule at head_dim 64 (docs/schedules.md, "Long full masks"): shift instead of
 // spt. Since the closed-form rank in the dQ writer (ff7314a) full-mask shift ran in 1.9-3.8% less
 // time than spt at hdim 64 full 16384 in all four runs (ff7314a and 106791e `dash-attn bench`,

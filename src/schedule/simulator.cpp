@@ -46,6 +46,31 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
 
 }  // namespace
 
+double postprocess_end(const CostModel& cost, int block_m, int P, double main_end, const std::vector<double>& sm_exit,
+                       const std::vector<double>& ready, bool poll) {
+  if (!(cost.post_gbytes_per_s > 0.0) || cost.head_dim <= 0 || P <= 0 || ready.empty()) return main_end;
+  const int slots = std::max(1, cost.post_blocks_per_sm);
+  // One tile: block_m x head_dim fp32 read, the same in 16 bits written; at the SM's share of
+  // the rate, shared by the SM's slots.
+  const double bytes = static_cast<double>(block_m) * cost.head_dim * (4.0 + 2.0);
+  const double block_us = bytes / (cost.post_gbytes_per_s * 1e3 / P) * slots;
+  using Slot = std::pair<double, int>;  // (free from, SM): the earliest first, ties by SM index
+  std::vector<Slot> heap;
+  heap.reserve(static_cast<size_t>(P) * slots);
+  for (int s = 0; s < P; ++s)
+    for (int k = 0; k < slots; ++k) heap.push_back({poll ? sm_exit[s] : main_end, s});
+  std::priority_queue<Slot, std::vector<Slot>, std::greater<Slot>> slot_q(std::greater<Slot>{}, std::move(heap));
+  double end = main_end;
+  for (double r : ready) {
+    const auto [from, s] = slot_q.top();
+    slot_q.pop();
+    const double done = std::max(from, poll ? r : main_end) + block_us;
+    end = std::max(end, done);
+    slot_q.push({done, s});
+  }
+  return end;
+}
+
 SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispatch dispatch,
                    bool record_events, int record_sms) {
   // The visit-order penalty of shift-type schedules is folded into c here (for_schedule).
@@ -168,6 +193,13 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
     res.error = os.str();
   }
   for (const Cta& c : ctas) res.makespan = std::max(res.makespan, std::max(c.end, c.time));
+  res.main_makespan = res.makespan;
+  if (res.ok) {
+    std::vector<double> exit(P);
+    for (int s = 0; s < P; ++s) exit[s] = std::max(ctas[s].end, ctas[s].time);
+    res.makespan = postprocess_end(cost, sm.p.block_m, P, res.main_makespan, exit, last_end,
+                                   cost.post_poll && sm.deterministic());
+  }
   for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
   // From the problem, not the SMs, so that a deadlocked run still reports the true bound.
   res.total_work = total_steps * (cost.c + cost.r) + prog.sides_total() * cost.task_us;
@@ -384,6 +416,14 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
     res.error = os.str();
   }
   for (const Cta& c : ctas) res.makespan = std::max({res.makespan, c.mma_end, c.writer_end});
+  res.main_makespan = res.makespan;
+  if (res.ok) {
+    // A main CTA exits once it found no task and its writer has drained.
+    std::vector<double> exit(P);
+    for (int s = 0; s < P; ++s) exit[s] = std::max(ctas[s].mma_end, ctas[s].writer_end);
+    res.makespan = postprocess_end(cost, sm.p.block_m, P, res.main_makespan, exit, last_end,
+                                   cost.post_poll && sm.deterministic());
+  }
   for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
   res.total_work = total_steps * cost.c + prog.sides_total() * cost.task_us;
   res.lower_bound = res.total_work / P;
