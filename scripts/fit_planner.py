@@ -34,6 +34,10 @@ of the sets of DATA below, chosen with --data; three of them described here:
   bench  `dash-attn bench` JSON, descending/spt/shift/atomic (the backward alone, median):
            docs/data/writer-h200-b254d6c/next-dual-hdim{128,64}.json (DASH_BWD_DUAL_WRITER=1,
            the default since 250529d)
+--data b016d55: the gpu-next36.sh run (b016d55: e29ccbd's kernels with the 16-byte preprocess), the
+  same sources and rule as e29ccbd (docs/data/next36-h200-b016d55/{peers/peers.json,
+  suite/bench-hdim{128,64}.json}); a check of the e29ccbd refit, not fitted on: auto 24/24, pairs
+  > 3% apart in order 143/156.
 --data e29ccbd: the gpu-next35.sh run (e29ccbd: the kernels of ef0214e with programmatic dependent
   launch and the polling postprocess on by default), the data kSm90Params is fitted on since the
   twenty-second session (the postprocess term: CostParams::post_gbytes_per_s, post_poll)
@@ -171,11 +175,18 @@ DATA = {
                     peers_json=["docs/data/next35-h200-e29ccbd/peers/peers.json"],
                     bench=["docs/data/next35-h200-e29ccbd/suite/bench-hdim128.json",
                            "docs/data/next35-h200-e29ccbd/suite/bench-hdim64.json"]),
+    # The gpu-next36.sh run (b016d55: e29ccbd's kernels with the 16-byte preprocess by default).
+    # Peers (one process, 3 rounds) and `dash-attn bench` (every schedule) of the same kernel
+    # build; a check of the e29ccbd refit, not fitted on.
+    "b016d55": dict(peers_log=None,
+                    peers_json=["docs/data/next36-h200-b016d55/peers/peers.json"],
+                    bench=["docs/data/next36-h200-b016d55/suite/bench-hdim128.json",
+                           "docs/data/next36-h200-b016d55/suite/bench-hdim64.json"]),
 }
 # The kernels whose postprocess polls (PDL and DASH_BWD_POST_POLL on by default, from e29ccbd): the
 # built-in set's post_poll applies. The other data sets are scored with post_poll=0 (the same
 # postprocess rate, after the main kernel), as the C++ Calibration tests score the older sweeps.
-POLL_DATA = {"e29ccbd"}
+POLL_DATA = {"e29ccbd", "b016d55"}
 
 
 def data_params(data):
