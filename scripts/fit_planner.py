@@ -81,7 +81,8 @@ usage:
   scripts/fit_planner.py --notes                 cross-checks of the sources, dropped rows
   scripts/fit_planner.py --cpp-table             the table as a C++ initializer (kMeasuredSm90Ahead1
                                                  for 9dd59e9, kMeasuredSm90Dual for 250529d,
-                                                 kMeasuredSm90PeersE29ccbd for e29ccbd)
+                                                 kMeasuredSm90PeersE29ccbd for e29ccbd,
+                                                 kMeasuredSm90PeersB016d55 for b016d55)
   scripts/fit_planner.py --data e29ccbd --fit --param post_gbytes_per_s=2000 \
       --param reduce_latency_us=0.25 --param reduce_gbytes_per_s=16
                                                  the fit behind the current kSm90Params: compute at the
