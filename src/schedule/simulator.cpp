@@ -71,6 +71,26 @@ double postprocess_end(const CostModel& cost, int block_m, int P, double main_en
   return end;
 }
 
+namespace {
+// The makespan from the SMs' exit times (exit_of(s): when SM s's main CTA has exited), then the
+// postprocess on top (postprocess_end; polling for the deterministic schedules where the cost
+// model says so). res.num_sms is P.
+template <typename ExitOf>
+void add_postprocess(SimResult& res, const CostModel& cost, const ScheduleModel& sm, const std::vector<double>& ready,
+                     ExitOf exit_of) {
+  const int P = res.num_sms;
+  std::vector<double> exit(P);
+  for (int s = 0; s < P; ++s) {
+    exit[s] = exit_of(s);
+    res.makespan = std::max(res.makespan, exit[s]);
+  }
+  res.main_makespan = res.makespan;
+  if (res.ok)
+    res.makespan = postprocess_end(cost, sm.p.block_m, P, res.main_makespan, exit, ready,
+                                   cost.post_poll && sm.deterministic());
+}
+}  // namespace
+
 SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispatch dispatch,
                    bool record_events, int record_sms) {
   // The visit-order penalty of shift-type schedules is folded into c here (for_schedule).
@@ -192,14 +212,7 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
     }
     res.error = os.str();
   }
-  for (const Cta& c : ctas) res.makespan = std::max(res.makespan, std::max(c.end, c.time));
-  res.main_makespan = res.makespan;
-  if (res.ok) {
-    std::vector<double> exit(P);
-    for (int s = 0; s < P; ++s) exit[s] = std::max(ctas[s].end, ctas[s].time);
-    res.makespan = postprocess_end(cost, sm.p.block_m, P, res.main_makespan, exit, last_end,
-                                   cost.post_poll && sm.deterministic());
-  }
+  add_postprocess(res, cost, sm, last_end, [&](int s) { return std::max(ctas[s].end, ctas[s].time); });
   for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
   // From the problem, not the SMs, so that a deadlocked run still reports the true bound.
   res.total_work = total_steps * (cost.c + cost.r) + prog.sides_total() * cost.task_us;
@@ -415,15 +428,8 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
     }
     res.error = os.str();
   }
-  for (const Cta& c : ctas) res.makespan = std::max({res.makespan, c.mma_end, c.writer_end});
-  res.main_makespan = res.makespan;
-  if (res.ok) {
-    // A main CTA exits once it found no task and its writer has drained.
-    std::vector<double> exit(P);
-    for (int s = 0; s < P; ++s) exit[s] = std::max(ctas[s].mma_end, ctas[s].writer_end);
-    res.makespan = postprocess_end(cost, sm.p.block_m, P, res.main_makespan, exit, last_end,
-                                   cost.post_poll && sm.deterministic());
-  }
+  // A main CTA exits once it found no task and its writer has drained.
+  add_postprocess(res, cost, sm, last_end, [&](int s) { return std::max(ctas[s].mma_end, ctas[s].writer_end); });
   for (int s = 0; s < P; ++s) res.total_stall += res.sm_stall[s];
   res.total_work = total_steps * cost.c + prog.sides_total() * cost.task_us;
   res.lower_bound = res.total_work / P;
