@@ -504,14 +504,10 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   }
   p.q_pack = repack && use_sm90 ? q_pack : nullptr;  // the sm80 kernel reads the user's tensors
   p.do_pack = repack && use_sm90 ? do_pack : nullptr;
-  {  // The 16-byte-load preprocess where O and dO allow 16-byte loads (DASH_BWD_PRE_VEC=0: the scalar
-     // one); not with the repack draft, whose preprocess also packs Q / dO.
-    auto aligned16 = [](const void* ptr, int64_t sb, int64_t ss, int64_t sh) {
-      return reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && sb % 8 == 0 && ss % 8 == 0 && sh % 8 == 0;
-    };
-    p.pre_vec = p.q_pack == nullptr && kernels::env_not_zero("DASH_BWD_PRE_VEC") &&
-                aligned16(p.o.ptr, p.o.sb, p.o.ss, p.o.sh) && aligned16(p.dout.ptr, p.dout.sb, p.dout.ss, p.dout.sh);
-  }
+  // The 16-byte-load preprocess (DASH_BWD_PRE_VEC=0: the scalar one): O and dO are 16-byte aligned,
+  // pointers and strides (check_tensors above); not with the repack draft, whose preprocess also
+  // packs Q / dO.
+  p.pre_vec = p.q_pack == nullptr && kernels::env_not_zero("DASH_BWD_PRE_VEC");
 
   {  // dq_accum needs no zeroing when each tile's first contribution is stored (p.dq_first_store);
      // with p.pdl the rest (semaphores, task counter, mailboxes) is zeroed by the preprocess.

@@ -108,7 +108,7 @@ __device__ __forceinline__ float2 pair_to_float2<__half>(uint32_t w) {
   memcpy(&h, &w, sizeof(h));
   return __half22float2(h);
 }
-// p.pre_vec (the default where O / dO are 16-byte aligned; DASH_BWD_PRE_VEC=0 off): the same
+// p.pre_vec (the default; DASH_BWD_PRE_VEC=0 off; O / dO are 16-byte aligned, as attn_bwd requires): the same
 // outputs with 16-byte loads. A row of O / dO is D / 8 lanes x 8 elements (16 lanes at head_dim
 // 128, 8 at 64), so a warp covers 32 / (D / 8) rows per pass; kPasses passes per warp, every load issued before any arithmetic (4 x 2 x 16 bytes in
 // flight per thread against the scalar kernel's 2 x 4 x 1-2), and 8 warps per block: 64 (D = 128)

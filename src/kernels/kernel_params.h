@@ -118,8 +118,8 @@ struct BwdKernelParams {
   int post_poll;
   int* zero_ptr;
   int64_t zero_words;
-  // The preprocess with 16-byte loads (attn_bwd_preprocess_vec; default, DASH_BWD_PRE_VEC=0 off);
-  // the host sets it only when O and dO are 16-byte aligned (pointers and strides). Another
+  // The preprocess with 16-byte loads (attn_bwd_preprocess_vec; default, DASH_BWD_PRE_VEC=0 off;
+  // attn_bwd accepts only 16-byte aligned O and dO, pointers and strides). Another
   // summation order of D = rowsum(dO * O) than the scalar kernel's, so other (equally
   // reproducible) bits.
   int pre_vec;

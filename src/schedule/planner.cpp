@@ -75,9 +75,7 @@ Schedule recommend_from(const std::vector<PlanRow>& rows) {
 
 Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll) {
   if (prob.block_n < 128) return Schedule::kAuto;
-  if (prob.causal)
-    return prob.n_tiles() <= (post_poll ? kSptShortCausalTilesPoll : kSptShortCausalTiles) ? Schedule::kSpt
-                                                                                          : Schedule::kAuto;
+  if (prob.causal) return prob.n_tiles() <= spt_short_causal_tiles(post_poll) ? Schedule::kSpt : Schedule::kAuto;
   if (prob.n_tiles() < kSptLongFullTiles) return Schedule::kAuto;
   return head_dim == kShiftLongFullHeadDim ? Schedule::kShift : Schedule::kSpt;
 }

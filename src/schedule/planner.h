@@ -86,6 +86,10 @@ constexpr double kSptShortCausalModelGap = 0.03;
 // descending ahead by 1.0% at hdim 128 4096 with 2200 GB/s), so the rule, not those margins,
 // decides; at 8192 (64 tiles) the GPU had descending ahead at hdim 128 (1.6%) and spt by 0.5% at hdim 64.
 constexpr int kSptShortCausalTilesPoll = 32;
+// The short-causal rule's reach: KV tiles per head up to which it applies.
+constexpr int spt_short_causal_tiles(bool post_poll) {
+  return post_poll ? kSptShortCausalTilesPoll : kSptShortCausalTiles;
+}
 // The long-full-mask rule at head_dim 64 (docs/schedules.md, "Long full masks"): shift instead of
 // spt. Since the closed-form rank in the dQ writer (ff7314a) full-mask shift ran in 1.9-3.8% less
 // time than spt at hdim 64 full 16384 in all four runs (ff7314a and 106791e `dash-attn bench`,
