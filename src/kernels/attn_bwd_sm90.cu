@@ -108,10 +108,15 @@ __device__ int g_bars_layout_printed = 0;  // the barrier layout is printed once
 static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is laid out for kBwdBlockM");
 
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
-template <int D, int BM = kBM>
+// kDq2 (DRAFT, DASH_BWD_SM90_DQ2=1; the 80-row tile at head_dim 128 only; docs/bwd-sm90.md "Two dQ
+// staging buffers at 80 rows"): two dQ staging buffers in the 80-row tile's 224 KiB, paid for by one
+// dO stage (released when the step's dV GEMM retires, its last reader) and one dS buffer (the next
+// step writes it once both warpgroups' dQ^T GEMMs of this step retired: ds_empty[0]).
+template <int D, int BM = kBM, bool kDq2 = false>
 struct Sm90BwdSmem {
   static_assert(BM == kBM || BM == kBM80 || ((BM == kBM96 || BM == kBM112) && D == 64),
                 "64- or 80-row tiles (96 / 112: head_dim 64)");
+  static_assert(!kDq2 || (BM == kBM80 && D == 128), "two staging buffers at 80 rows: head_dim 128 only");
   static constexpr int kChunks = D / 64;                               // 64-wide sub-tiles of hdim
   static constexpr uint32_t kKVBytes = sm90::subtile_bytes(kBN) * kChunks;  // K or V [128 x D]
   static constexpr uint32_t kQBytes = sm90::subtile_bytes(BM) * kChunks;    // Q or dO [BM x D]
@@ -123,7 +128,9 @@ struct Sm90BwdSmem {
   // Staging buffers of dQ: two (one per writer), one with 80-row tiles at head_dim 128 (no room
   // for a second; the single writer then hands the buffer back once its bulk reduce has READ it).
   // Head_dim 64 with 80-row tiles keeps two: 2 x 20 KiB, 153.25 KiB in all.
-  static constexpr int kDqBufs = BM == kBM || D == 64 ? 2 : 1;
+  static constexpr int kDqBufs = kDq2 || BM == kBM || D == 64 ? 2 : 1;
+  static constexpr int kDoStages = kDq2 ? 1 : 2;  // dO stages (Q keeps two)
+  static constexpr int kDsBufs = kDq2 ? 1 : 2;    // dS (dS^T) buffers
   static constexpr uint32_t kVecBytes = BM * 4;                             // LSE or D of one Q tile
   // Buffer and parity of staged tile number `use` (the MMA side waits dq_empty with phase ^ 1).
   __device__ static constexpr int dq_buf(int use) { return kDqBufs == 2 ? use & 1 : 0; }
@@ -131,15 +138,20 @@ struct Sm90BwdSmem {
   static constexpr uint32_t kKOff = 0;
   static constexpr uint32_t kVOff = kKOff + kKVBytes;
   static constexpr uint32_t kQOff = kVOff + kKVBytes;       // [2]
-  static constexpr uint32_t kdOOff = kQOff + 2 * kQBytes;   // [2]
-  static constexpr uint32_t kDsOff = kdOOff + 2 * kQBytes;  // [2]
-  static constexpr uint32_t kDqOff = kDsOff + 2 * kDsBytes; // [2] fp32, fragment order
+  static constexpr uint32_t kdOOff = kQOff + 2 * kQBytes;   // [kDoStages]
+  static constexpr uint32_t kDsOff = kdOOff + kDoStages * kQBytes;  // [kDsBufs]
+  static constexpr uint32_t kDqOff = kDsOff + kDsBufs * kDsBytes; // [kDqBufs] fp32, fragment order
   static constexpr uint32_t kLseOff = kDqOff + kDqBufs * kDqBytes;  // [2]
   static constexpr uint32_t kDsumOff = kLseOff + 2 * kVecBytes;  // [2]
   static constexpr uint32_t kTotal = kDsumOff + 2 * kVecBytes;
   static constexpr size_t kDynamicBytes = kTotal + sm90::kSwizzleAtomBytes;  // alignment slack
   // Bytes one Q/dO stage delivers (whole TMA boxes; zero-filled rows past seqlen count).
   static constexpr uint32_t kStepTx = 2 * kQBytes + 2 * kVecBytes;
+  static constexpr uint32_t kQTx = kQBytes + 2 * kVecBytes;  // kDq2: Q, LSE, D on qdo_full; dO on do_full
+  // dO of stage st, the dS buffer of step `use` (its index, its offset).
+  __device__ static constexpr uint32_t do_off(int st) { return kdOOff + (kDoStages == 2 ? st : 0) * kQBytes; }
+  __device__ static constexpr int ds_buf(int use) { return kDsBufs == 2 ? use & 1 : 0; }
+  __device__ static constexpr uint32_t ds_off(int use) { return kDsOff + ds_buf(use) * kDsBytes; }
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDqBytes % 1024 == 0 &&
                     sm90::subtile_bytes(BM) % 1024 == 0,
                 "sub-tile bases stay 1024-byte aligned");
@@ -179,6 +191,9 @@ struct Sm90BwdBars {
   // kLag (DRAFT, DASH_BWD_LAGGED_DQ=1) only: the dS^T buffers, in place of named barrier 1.
   uint64_t ds_full[2];     // every MMA thread: its dS^T half of the buffer is stored and fenced
   uint64_t ds_empty[2];    // every MMA thread: its dQ GEMM that read the buffer has retired
+                           // (kDq2: ds_empty[0], the single dS buffer, without ds_full)
+  uint64_t do_full;        // kDq2 only: count 1 + tx: dO of a step landed
+  uint64_t do_empty;       // kDq2 only: every MMA thread: the step's dV GEMM (dO's last reader) retired
 };
 
 // The semaphore of dQ tile (batch b, query head hq, Q tile i) in p.dq_sem: for the writers and the
@@ -387,10 +402,10 @@ __device__ __forceinline__ int take_rank_part(int* slot) {
 
 // One staging buffer (BM 80 at head_dim 128): one writer, stride 1, and always the early release (the buffer back
 // at `.read`, so that the MMA warps can stage the next tile while this one's adds complete).
-template <int D, int BM, bool kSplit, int kWRank>
+template <int D, int BM, bool kSplit, int kWRank, bool kDq2 = false>
 __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* smem, Sm90BwdBars& bars,
                                           int* s_reduced, int* s_rank, const DqMeta* mailbox, int first, int stride) {
-  using L = Sm90BwdSmem<D, BM>;
+  using L = Sm90BwdSmem<D, BM, kDq2>;
   const ScheduleModel M = fixed_tiles<BM>(p.model);
   const bool ordered = M.deterministic() && !p.debug_unordered;
   const bool early = L::kDqBufs == 1 || p.writer_early_release != 0;
@@ -601,10 +616,10 @@ __device__ __forceinline__ TaskRef read_published_task(Sm90BwdBars& bars, const 
 // the tile loads are issued: computed earlier it stayed live across them and the 40-register loader
 // spilled) on `full` into stage st. Shared by producer() and producer_lean(); the caller has waited
 // for the buffers to be free.
-template <int D, int BM>
+template <int D, int BM, bool kDq2 = false>
 __device__ __forceinline__ void load_kv(const CUtensorMap* tm_k, const CUtensorMap* tm_v, uint8_t* smem,
                                         Sm90BwdBars& bars, int j, int hk, int b) {
-  using L = Sm90BwdSmem<D, BM>;
+  using L = Sm90BwdSmem<D, BM, kDq2>;
   sm90::mbar_arrive_expect_tx(&bars.kv_full, 2 * L::kKVBytes);
 #pragma unroll
   for (int c = 0; c < L::kChunks; ++c) {
@@ -612,17 +627,19 @@ __device__ __forceinline__ void load_kv(const CUtensorMap* tm_k, const CUtensorM
     sm90::tma_load_4d(smem + L::kVOff + c * sm90::subtile_bytes(kBN), tm_v, 64 * c, j * kBN, hk, b, &bars.kv_full);
   }
 }
-template <int D, int BM, typename VecOf>
+// kDq2: Q, LSE and D only on `full`; dO (one stage) by load_do on do_full.
+template <int D, int BM, bool kDq2 = false, typename VecOf>
 __device__ __forceinline__ void load_qdo(const CUtensorMap* tm_q, const CUtensorMap* tm_do, const BwdKernelParams& p,
                                          uint8_t* smem, uint64_t* full, int st, int i, int hq, int b, VecOf vec_of) {
-  using L = Sm90BwdSmem<D, BM>;
-  sm90::mbar_arrive_expect_tx(full, L::kStepTx);
+  using L = Sm90BwdSmem<D, BM, kDq2>;
+  sm90::mbar_arrive_expect_tx(full, kDq2 ? L::kQTx : L::kStepTx);
 #pragma unroll
   for (int c = 0; c < L::kChunks; ++c) {
     sm90::tma_load_4d(smem + L::kQOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_q, 64 * c, i * BM, hq, b,
                       full);
-    sm90::tma_load_4d(smem + L::kdOOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_do, 64 * c, i * BM, hq, b,
-                      full);
+    if constexpr (!kDq2)
+      sm90::tma_load_4d(smem + L::kdOOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_do, 64 * c, i * BM, hq,
+                        b, full);
   }
   const int64_t vec = vec_of();
   const uint32_t vec_bytes = L::kVecBytes;  // (cp_async_bulk takes the size by reference)
@@ -630,6 +647,17 @@ __device__ __forceinline__ void load_qdo(const CUtensorMap* tm_q, const CUtensor
                            p.lse_log2 + vec, vec_bytes, full);
   cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem + L::kDsumOff + st * L::kVecBytes,
                            p.dsum + vec, vec_bytes, full);
+}
+// kDq2: dO of a step into its single stage, once the previous step's dV GEMM retired (do_empty).
+template <int D, int BM>
+__device__ __forceinline__ void load_do(const CUtensorMap* tm_do, uint8_t* smem, Sm90BwdBars& bars, int step_use, int i,
+                                        int hq, int b) {
+  using L = Sm90BwdSmem<D, BM, true>;
+  sm90::mbar_wait(&bars.do_empty, (step_use & 1) ^ 1);
+  sm90::mbar_arrive_expect_tx(&bars.do_full, L::kQBytes);
+#pragma unroll
+  for (int c = 0; c < L::kChunks; ++c)
+    sm90::tma_load_4d(smem + L::kdOOff + c * sm90::subtile_bytes(BM), tm_do, 64 * c, i * BM, hq, b, &bars.do_full);
 }
 template <int D, int BM>
 __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
@@ -695,7 +723,7 @@ struct LoaderState {
   int it, side_use, step_use;  // task ring index, K/V side uses, Q/dO stage uses
   int slot, b, hk, side, nsides, t, nsteps, i, g;
 };
-template <int D, int BM>
+template <int D, int BM, bool kDq2 = false>
 __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
                                               const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
                                               Sm90BwdBars& bars, const TaskRef* s_task, volatile LoaderState* s) {
@@ -730,7 +758,7 @@ __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUt
         const int j = M.kv_tile(s->slot, s->side);
         s->nsteps = M.num_steps(s->slot, s->side);
         sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
-        load_kv<D, BM>(tm_k, tm_v, smem, bars, j, s->hk, s->b);
+        load_kv<D, BM, kDq2>(tm_k, tm_v, smem, bars, j, s->hk, s->b);
         s->t = 0;
       }
       // Program order (schedule.h): for step, for query head of the group.
@@ -753,9 +781,13 @@ __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUt
           const int hq = s->hk * G + g, i = s->i, b = s->b;
           const int st = step_use & 1;
           sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
-          load_qdo<D, BM>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b, [&] {
+          load_qdo<D, BM, kDq2>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b, [&] {
             return ((int64_t)b * opaque_int(M.p.heads_q) + hq) * opaque_int(p.seqlen_q_pad) + (int64_t)i * BM;
           });
+          // kDq2: the step's dO, its coordinates read back from the state (kept live across the Q
+          // issue above, at 24 registers one value spilled).
+          if constexpr (kDq2)
+            load_do<D, BM>(tm_do, smem, bars, s->step_use - 1, s->i, s->hk * G + s->g - 1, s->b);
         }
       }
     }
@@ -849,7 +881,8 @@ __device__ __forceinline__ void compute_ds(float (&dp)[8 * kKS], const uint32_t 
 // MMA warpgroups are no longer in lockstep: one may run up to about a step ahead, its softmax
 // and dS math overlapping the other's GEMMs (as the forward's ping-pong does). Same GEMMs on the
 // same operands in the same order per tile: the same bits as kLag = false.
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0,
+          bool kDq2 = false>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -861,7 +894,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(BM == kBM || !kLag, "80-row tiles: not with the lagged-dQ draft");
   static_assert(BM == kBM || D == 128 || !kLean, "80-row tiles at head_dim 64: the 40 / 232 split only");
   static_assert(!kLean || !kLag, "the 24-register producer split is not built with the lagged-dQ draft");
-  using L = Sm90BwdSmem<D, BM>;
+  static_assert(!kDq2 || (BM == kBM80 && D == 128 && kLean), "two staging buffers: the 80-row kLean kernels only");
+  using L = Sm90BwdSmem<D, BM, kDq2>;
   constexpr bool kT80 = BM != kBM;  // a tall tile: 80 rows (dQ transposed; one staging buffer at head_dim 128), 96 / 112
   // 80-row tile at 232 registers: dP^T issued only after P^T is packed (S^T and dP^T do not
   // overlap), dQ^T after dK. With kLean's 240 the 64-row order, both overlaps (compile-checked: no
@@ -890,6 +924,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       cuda::ptx::mbarrier_init(&bars.ds_full[k], kMmaArrivals);
       cuda::ptx::mbarrier_init(&bars.ds_empty[k], kMmaArrivals);
     }
+    cuda::ptx::mbarrier_init(&bars.do_full, 1);
+    cuda::ptx::mbarrier_init(&bars.do_empty, kMmaArrivals);
     cuda::ptx::mbarrier_init(&bars.kv_full, 1);
     cuda::ptx::mbarrier_init(&bars.kv_empty, kMmaArrivals);
     cuda::ptx::mbarrier_init(&bars.kv_near_end, 1);
@@ -930,7 +966,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (warp == kProducerWarp) {
       if constexpr (kLean) {
         __shared__ LoaderState s_loader;
-        if (lane == 0) producer_lean<D, BM>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task, &s_loader);
+        if (lane == 0) producer_lean<D, BM, kDq2>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task, &s_loader);
       } else if (lane == 0) {
         producer<D, BM>(&tm_q, &tm_k, &tm_v, &tm_do, p, smem, bars, s_task);
       }
@@ -940,10 +976,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (BM == kBM && p.writer_overlap) {  // (the overlap draft has the 64-row layout only)
         if (lane == 0) dq_writer_overlap<D, kSplit, kWRank>(p, smem, bars, s_reduced, s_rank, mailbox);
       } else if (lane == 0) {
-        dq_writer<D, BM, kSplit, kWRank>(p, smem, bars, s_reduced, s_rank, mailbox, 0, two_writers ? 2 : 1);
+        dq_writer<D, BM, kSplit, kWRank, kDq2>(p, smem, bars, s_reduced, s_rank, mailbox, 0, two_writers ? 2 : 1);
       }
     } else if (warp == kWriterWarp2 && two_writers) {
-      if (lane == 0) dq_writer<D, BM, kSplit, kWRank>(p, smem, bars, s_reduced, s_rank, mailbox, 1, 2);  // the odd tiles (buffer 1)
+      if (lane == 0) dq_writer<D, BM, kSplit, kWRank, kDq2>(p, smem, bars, s_reduced, s_rank, mailbox, 1, 2);  // the odd tiles (buffer 1)
     }
     return;
   }
@@ -1151,7 +1187,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         // apart). One commit group each.
         auto issue_rs = [&](float (&acc)[D / 2], uint32_t (&frag)[kKS][4], uint32_t b_off) {
           constexpr uint32_t kLbo = sm90::subtile_bytes(BM);  // hdim chunks of dO / Q, 8 KiB apart (10 at BM 80)
-          const uint32_t b_lo = sm90::smem_desc_lo(opaque(smem_u32) + b_off + st * L::kQBytes, kLbo);
+          // (dO: L::do_off, one stage with kDq2)
+          const uint32_t b_lo =
+              sm90::smem_desc_lo(opaque(smem_u32) + (b_off == L::kdOOff ? L::do_off(st) : b_off + st * L::kQBytes), kLbo);
           ptx::warpgroup_fence_operand(acc);
 #pragma unroll
           for (int k = 0; k < kKS; ++k) ptx::warpgroup_fence_operand(frag[k]);
@@ -1178,7 +1216,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           // (ptxas spilled and serialized the wgmma). At kLean's 240 they fit.
           auto issue_dp = [&]() {
             const uint32_t base1 = opaque(smem_u32);
-            kmajor_issue(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::kdOOff + st * L::kQBytes);
+            // kDq2: dO has its own barrier (one stage, loaded once the previous step's dV retired)
+            if constexpr (kDq2) {
+              sm90::mbar_wait(&bars.do_full, step_use & 1);
+              ptx::wgmma_fence();  // (the wait's loop between the two issues: ptxas injected this, C7519)
+            }
+            kmajor_issue(dpacc, base1 + L::kVOff + 64 * wg * sm90::kSwizzleBytes, base1 + L::do_off(st));
           };
           if constexpr (!kT80Serial) issue_dp();
           // Next step's Q tile (last query head of the group: the t_step loop moves on after it),
@@ -1241,8 +1284,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           // swizzled, with stmatrix .trans: matrix x = df[k][x] (keys 16 wq + 8 (x % 2) + 0..7,
           // queries 16k + 8 (x / 2) + 0..7) lands transposed; lane 8m + r gives the address of
           // query row 16k + 8 (m / 2) + r, keys 16 wq + 8 (m % 2) .. (16-byte chunk 2 wq + m % 2).
+          // kDq2: one dS buffer, free once both warpgroups' dQ^T GEMMs of the previous step retired.
+          if constexpr (kDq2) sm90::mbar_wait(&bars.ds_empty[0], (step_use & 1) ^ 1);
           const uint32_t m = opaque(static_cast<uint32_t>(lane / 8)), r = lane % 8;
-          const uint32_t row_addr = opaque(smem_u32) + L::kDsOff + (step_use & 1) * L::kDsBytes +
+          const uint32_t row_addr = opaque(smem_u32) + L::ds_off(step_use) +
                                     wg * sm90::subtile_bytes(BM) + (8 * (m / 2) + r) * sm90::kSwizzleBytes +
                                     (((2 * wq + m % 2) ^ r) << 4);
 #pragma unroll
@@ -1303,8 +1348,15 @@ __global__ void __launch_bounds__(kThreads, 1)
           // they spilled (4 more values live through the P / dS math than at 232 registers).
           issue_rs(dv, pf, L::kdOOff);
           ptx::named_bar_sync(kBarDs, kMmaThreads);
+          // kDq2: dV (dO's last reader) and this warpgroup's dQ^T (a reader of dS) have retired.
+          auto release_do_ds = [&]() {
+            if constexpr (kDq2) {
+              cuda::ptx::mbarrier_arrive(&bars.do_empty);     // every MMA thread (kMmaArrivals)
+              cuda::ptx::mbarrier_arrive(&bars.ds_empty[0]);  // every MMA thread (kMmaArrivals)
+            }
+          };
           float dqacc[kAcc];
-          issue_dqt(dqacc, step_use & 1, wg);  // this warpgroup's 64 hdim rows of dQ^T
+          issue_dqt(dqacc, L::ds_buf(step_use), wg);  // this warpgroup's 64 hdim rows of dQ^T
           issue_rs(dk, df, L::kQOff);
           const int jr = static_cast<int>(opaque(static_cast<uint32_t>(M.kv_tile(slot, side))));
           if constexpr (kSplit) {
@@ -1312,11 +1364,13 @@ __global__ void __launch_bounds__(kThreads, 1)
             // 240 registers).
             ptx::wgmma_wait_group<1>();  // dV and dQ^T retired; dK may run
             ptx::warpgroup_fence_operand(dqacc);
+            release_do_ds();
             stage_dq_late(dqacc, step_use, DqMeta{b, hq, i_late, jr, task, 0, {0, 0}}, wg, 0, i_late, jr);
           } else {
             const int rank = tid_x() < 32 ? rank_of(i_late, jr) : 0;  // under the GEMMs
             ptx::wgmma_wait_group<1>();  // dV and dQ^T retired; dK may run
             ptx::warpgroup_fence_operand(dqacc);
+            release_do_ds();
             stage_dq(dqacc, step_use, DqMeta{b, hq, i_late, jr, task, rank, {0, 0}}, wg, 0);
           }
           retire_all();
@@ -1452,11 +1506,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0,
+          bool kDq2 = false>
 cudaError_t set_smem_attr() {
-  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>,
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(Sm90BwdSmem<D, BM>::kDynamicBytes));
+                              static_cast<int>(Sm90BwdSmem<D, BM, kDq2>::kDynamicBytes));
 }
 
 // A launch, as the programmatic dependent of the stream's previous kernel when `pdl` (p.pdl).
@@ -1476,12 +1531,14 @@ cudaError_t launch_kernel(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 b
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 
-template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0>
+template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0,
+          bool kDq2 = false>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2>();
   if (err != cudaSuccess) return err;
-  return launch_kernel(p.pdl != 0, attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank>, dim3(num_ctas),
-                       dim3(kThreads), Sm90BwdSmem<D, BM>::kDynamicBytes, stream, maps.q, maps.k, maps.v, maps.dout, p);
+  return launch_kernel(p.pdl != 0, attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2>,
+                       dim3(num_ctas), dim3(kThreads), Sm90BwdSmem<D, BM, kDq2>::kDynamicBytes, stream, maps.q, maps.k,
+                       maps.v, maps.dout, p);
 }
 
 // The lagged and kLean variants have the same shared memory (kLean: 48 static bytes more, far
@@ -1505,6 +1562,10 @@ template <typename T, int D, bool C>
 constexpr bool kHasBm80Wide = (!C && D == 128 && std::is_same_v<T, __nv_bfloat16>) || D == 64;
 template <typename T, int D, bool C>
 constexpr bool kHasBm80 = kHasBm80Lean<T, D, C> || kHasBm80Wide<T, D, C>;
+// The two-staging-buffer draft (kDq2, DASH_BWD_SM90_DQ2=1: bwd_sm90_dq2_enabled): bf16, head_dim
+// 128, full masks, the 24 / 240 split (bwd_sm90_has_dq2 on the host).
+template <typename T, int D, bool C>
+constexpr bool kHasBm80Dq2 = !C && D == 128 && std::is_same_v<T, __nv_bfloat16>;
 
 template <typename T, int D, bool C>
 struct MainLauncher {
@@ -1535,6 +1596,14 @@ struct MainLauncher {
     if (p.model.p.block_m == kBM80) {
       if constexpr (kHasBm80Lean<T, D, C>) {
         if constexpr (!C) {  // (causal 80-row tiles: no rank variants)
+          // DRAFT (DASH_BWD_SM90_DQ2=1): two dQ staging buffers, one dO stage, one dS buffer; bf16 only.
+          if constexpr (kHasBm80Dq2<T, D, C>) {
+            if (lean && bwd_sm90_dq2_enabled()) {
+              if (wrank) return launch_main<T, D, C, false, kBM80, true, false, kWRankShift, true>(p, maps, num_ctas, stream);
+              if (split) return launch_main<T, D, C, false, kBM80, true, true, 0, true>(p, maps, num_ctas, stream);
+              return launch_main<T, D, C, false, kBM80, true, false, 0, true>(p, maps, num_ctas, stream);
+            }
+          }
           if (lean && wrank) return launch_main<T, D, C, false, kBM80, true, false, kWRankShift>(p, maps, num_ctas, stream);
           if (lean && split) return launch_main<T, D, C, false, kBM80, true, true>(p, maps, num_ctas, stream);
         }

@@ -341,6 +341,21 @@ inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   if (s.dtype == DType::kBF16) return true;
   return s.dtype == DType::kFP16 && env_not_zero("DASH_BWD_SM90_FP16_BM80") && bwd_sm90_producer_regs(80) == 24;
 }
+// DASH_BWD_SM90_DQ2=1 (DRAFT, twenty-third session; docs/bwd-sm90.md "Two dQ staging buffers at 80
+// rows"): the head_dim 128 80-row kernels (bf16, full masks, the 24 / 240 split) with two dQ staging
+// buffers, paid for by one dO stage and one dS buffer. Same GEMMs and adds in the same order: the
+// same bits as the one-buffer kernel. Read on every launch.
+inline bool bwd_sm90_dq2_enabled() { return env_set_to_one("DASH_BWD_SM90_DQ2"); }
+inline bool bwd_sm90_has_dq2(DType dtype, int head_dim, bool causal) {
+  return dtype == DType::kBF16 && head_dim == 128 && !causal;
+}
+// The dQ staging buffers in shared memory of an sm90 launch with `block_m`-row tiles and the
+// producer warpgroup at `producer_regs` (BwdLaunchInfo::dq_stage_bufs): two, but one with the 80-row
+// tile at head_dim 128 (no room for a second) unless the DASH_BWD_SM90_DQ2 draft ran.
+inline int bwd_sm90_dq_stage_bufs(int block_m, int head_dim, DType dtype, bool causal, int producer_regs) {
+  if (block_m != 80 || head_dim != 128) return 2;
+  return bwd_sm90_dq2_enabled() && bwd_sm90_has_dq2(dtype, head_dim, causal) && producer_regs == 24 ? 2 : 1;
+}
 // The 80-row tile is the default for the schedules bwd_sm90_block_m names from this many rows and keys
 // (below it the padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).
 constexpr int kBwdSm90Bm80MinSeqlen = 1024;

@@ -323,6 +323,7 @@ py::object last_bwd_info() {
   d["min_coresident"] = info.min_coresident;
   d["head_block"] = info.head_block;
   d["dq_writers"] = info.dq_writers;
+  d["dq_stage_bufs"] = info.dq_stage_bufs;
   d["producer_regs"] = info.producer_regs;
   d["split_rank"] = info.split_rank;
   d["writer_rank"] = info.writer_rank;
