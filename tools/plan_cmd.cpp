@@ -194,13 +194,18 @@ void set_param(dash::CostParams& cp, const std::string& name, double v) {
     if (!(v >= 0)) throw UsageError{"--param post_gbytes_per_s must be >= 0 (0: no postprocess)"};
     cp.post_gbytes_per_s = v;
   } else if (name == "post_poll") cp.post_poll = integer() != 0;
+  else if (name == "shift_full_tiles_hd128") {
+    const int t = integer();
+    if (t < 0) throw UsageError{"--param shift_full_tiles_hd128 must be >= 0 (0: no such rule)"};
+    cp.shift_full_tiles_hd128 = t;
+  }
   else if (name == "post_blocks_per_sm") cp.post_blocks_per_sm = std::max(1, integer());
   else
     throw UsageError{"--param: unknown field '" + name +
                      "' (per_sm_tflops compute_overhead_us reduce_gbytes_per_s reduce_latency_us async_reduce "
                      "stage_buffers task_overhead_us order_penalty_base order_penalty_slope order_penalty_knee "
                      "order_penalty_closed order_penalty_closed_sym order_penalty_closed_hd64 atomic_skips_latency "
-                     "post_gbytes_per_s post_poll post_blocks_per_sm)"};
+                     "post_gbytes_per_s post_poll post_blocks_per_sm shift_full_tiles_hd128)"};
 }
 
 std::string shape_line(const Options& o, const TileProblem& p) {
@@ -281,7 +286,14 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
   const plan::PlanRow* model_row = nullptr;
   for (const auto& r : rows)
     if (r.schedule == model_pick) model_row = &r;
-  if (!o.schedule_given && rec != model_pick && model_row != nullptr)
+  const bool shift128 = !p.causal && rec == Schedule::kShift && cost.head_dim == 128;
+  if (!o.schedule_given && rec != model_pick && model_row != nullptr && shift128)
+    std::printf(" (measured rule: on full masks of >= %d KV tiles at head_dim 128 shift runs the 80-row\n"
+                "kernel with two dQ staging buffers, which the model's 64-row tiles do not have; it has shift\n"
+                "%.1f%% behind %s; docs/schedules.md \"Long full masks at head_dim 128: the two-buffer shift\")",
+                cost.shift_full_tiles_hd128, 100.0 * (best->makespan / model_row->makespan - 1.0),
+                dash::schedule_name(model_pick));
+  else if (!o.schedule_given && rec != model_pick && model_row != nullptr)
     std::printf(" (measured rule: on %s masks of %s %d KV tiles of >= 128 keys%s %s runs faster on the H200\n"
                 "than the model says; the model has it %.1f%% behind %s; docs/schedules.md \"%s\")",
                 p.causal ? "causal" : "full", p.causal ? "<=" : ">=",
@@ -334,7 +346,7 @@ void plan_usage() {
       "                      reduce_gbytes_per_s, reduce_latency_us, task_overhead_us,\n"
       "                      order_penalty_base/slope/knee, stage_buffers, atomic_skips_latency,\n"
       "                      async_reduce, post_gbytes_per_s (0: no postprocess), post_poll,\n"
-      "                      post_blocks_per_sm); repeatable. scripts/fit_planner.py uses it\n"
+      "                      post_blocks_per_sm, shift_full_tiles_hd128); repeatable. scripts/fit_planner.py uses it\n"
       "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (the\n"
       "                      calibrated value: 2 for the sm80 tiles and for 64x128; unit: 2)\n"
       "  --q-tiles N         unit model: Q tiles of the single head (16)\n"
@@ -406,7 +418,8 @@ int plan_main(int argc, char** argv) {
   std::vector<plan::PlanRow> rows;
   if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
   else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
-  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost.head_dim, cost.post_poll);
+  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost.head_dim, cost.post_poll,
+                                                                                    cost.shift_full_tiles_hd128);
 
   if (o.json) print_json(rows, rec, cost);
   else print_table(o, p, cost, rows, rec);

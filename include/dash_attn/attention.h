@@ -99,7 +99,8 @@ struct BwdLaunchInfo {
   int dq_writers = 1;   // dQ writer warps (sm90: two, one per staging buffer; one with
                         // DASH_BWD_DUAL_WRITER=0 or where one buffer is staged; docs/bwd-sm90.md)
   int dq_stage_bufs = 0;  // sm90: dQ staging buffers in shared memory (2; 1 with the 80-row tiles at
-                          // head_dim 128, 2 there with the DASH_BWD_SM90_DQ2 draft); 0: sm80
+                          // head_dim 128 but for full-mask shift's two-buffer kernel, DASH_BWD_SM90_DQ2
+                          // =1 / =0 for every 80-row launch / none); 0: sm80
   int producer_regs = 0;  // sm90: the producer warpgroup's setmaxnreg (40, the MMA warps 232; 24 with
                           // 80-row tiles at head_dim 128 or DASH_BWD_SM90_PRODUCER24=1, the MMA warps
                           // then 240); 0: sm80

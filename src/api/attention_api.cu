@@ -223,20 +223,32 @@ size_t attn_bwd_workspace_size(const AttnShape& shape) {
 }
 
 namespace {
+// Whether the sm90 backward runs shift on this shape with the 80-row tiles and two dQ staging
+// buffers (the kernel CostParams::shift_full_tiles_hd128's planner rule is about).
+bool sm90_shift_runs_two_buffers(const AttnShape& s) {
+  const int bm = kernels::bwd_sm90_block_m(s, Schedule::kShift);
+  return bm == kernels::kBwdSm90BlockM80 &&
+         kernels::bwd_sm90_dq_stage_bufs(bm, s.head_dim, s.dtype, s.causal, kernels::bwd_sm90_producer_regs(bm, s.head_dim),
+                                         Schedule::kShift) == 2;
+}
+
 // The planner for the tile sizes of one backward path (block_n: see tile_problem).
 Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int block_n, int block_m) {
+  // The two-buffer shift rule only where shift runs that kernel (not with its switches off).
+  const bool shift_dq2 = block_n == kernels::kBwdSm90BlockN && sm90_shift_runs_two_buffers(shape);
   // The planner's simulation is cheap but not free: cache per shape.
   static std::mutex mu;
-  static std::map<std::tuple<int, int, int, int, int, int, bool, int, int, int>, Schedule> cache;
+  static std::map<std::tuple<int, int, int, int, int, int, bool, int, int, int, bool>, Schedule> cache;
   const auto key = std::make_tuple(shape.batch, shape.heads_q, shape.heads_kv, shape.seqlen_q, shape.seqlen_k,
-                                   shape.head_dim, shape.causal, num_sms, block_n, block_m);
+                                   shape.head_dim, shape.causal, num_sms, block_n, block_m, shift_dq2);
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   const TileProblem tp = tile_problem(shape, block_n, block_m);
   // The rates of the kernel that runs these tiles (sm80 64x64, sm90 64x128).
-  const CostModel cost =
-      CostModel::for_shape(shape.head_dim, tp.block_m, tp.block_n, CostParams::for_tiles(tp.block_m, tp.block_n));
+  CostParams params = CostParams::for_tiles(tp.block_m, tp.block_n);
+  if (!shift_dq2) params.shift_full_tiles_hd128 = 0;
+  const CostModel cost = CostModel::for_shape(shape.head_dim, tp.block_m, tp.block_n, params);
   const Schedule s = plan::recommend(tp, cost, num_sms);
   cache.emplace(key, s);
   return s;
@@ -537,7 +549,9 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.head_block = model.head_block;
     li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m, s.head_dim) : 0;
     li.dq_stage_bufs =
-        use_sm90 ? kernels::bwd_sm90_dq_stage_bufs(block_m, s.head_dim, s.dtype, s.causal, li.producer_regs) : 0;
+        use_sm90 ? kernels::bwd_sm90_dq_stage_bufs(block_m, s.head_dim, s.dtype, s.causal, li.producer_regs,
+                                                   model.schedule)
+                 : 0;
     li.dq_writers = use_sm90 && p.dual_writer && li.dq_stage_bufs == 2 ? 2 : 1;
     li.split_rank = use_sm90 && kernels::bwd_sm90_split_rank(model, s.head_dim);
     li.writer_rank = use_sm90 && kernels::bwd_sm90_writer_rank(model, s.head_dim);

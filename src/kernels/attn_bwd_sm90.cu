@@ -108,8 +108,8 @@ __device__ int g_bars_layout_printed = 0;  // the barrier layout is printed once
 static_assert(kBM == kBwdBlockM, "the workspace (dq_accum, semaphores, LSE/D) is laid out for kBwdBlockM");
 
 // Dynamic smem, every operand tile 1024-byte aligned (128B swizzle atoms).
-// kDq2 (DRAFT, DASH_BWD_SM90_DQ2=1; the 80-row tile at head_dim 128 only; docs/bwd-sm90.md "Two dQ
-// staging buffers at 80 rows"): two dQ staging buffers in the 80-row tile's 224 KiB, paid for by one
+// kDq2 (full-mask shift's default, DASH_BWD_SM90_DQ2: bwd_sm90_dq2_for; the 80-row tile at head_dim
+// 128 only; docs/bwd-sm90.md "Two dQ staging buffers at 80 rows"): two dQ staging buffers in the 80-row tile's 224 KiB, paid for by one
 // dO stage (released when the step's dV GEMM retires, its last reader) and one dS buffer (the next
 // step writes it once both warpgroups' dQ^T GEMMs of this step retired: ds_empty[0]).
 template <int D, int BM = kBM, bool kDq2 = false>
@@ -1562,10 +1562,10 @@ template <typename T, int D, bool C>
 constexpr bool kHasBm80Wide = (!C && D == 128 && std::is_same_v<T, __nv_bfloat16>) || D == 64;
 template <typename T, int D, bool C>
 constexpr bool kHasBm80 = kHasBm80Lean<T, D, C> || kHasBm80Wide<T, D, C>;
-// The two-staging-buffer draft (kDq2, DASH_BWD_SM90_DQ2=1: bwd_sm90_dq2_enabled): bf16, head_dim
-// 128, full masks, the 24 / 240 split (bwd_sm90_has_dq2 on the host).
+// The two-staging-buffer kernels (kDq2; bwd_sm90_dq2_for says for which schedules): head_dim 128, full
+// masks, the 24 / 240 split (bwd_sm90_has_dq2 on the host).
 template <typename T, int D, bool C>
-constexpr bool kHasBm80Dq2 = !C && D == 128 && std::is_same_v<T, __nv_bfloat16>;
+constexpr bool kHasBm80Dq2 = !C && D == 128;
 
 template <typename T, int D, bool C>
 struct MainLauncher {
@@ -1596,9 +1596,9 @@ struct MainLauncher {
     if (p.model.p.block_m == kBM80) {
       if constexpr (kHasBm80Lean<T, D, C>) {
         if constexpr (!C) {  // (causal 80-row tiles: no rank variants)
-          // DRAFT (DASH_BWD_SM90_DQ2=1): two dQ staging buffers, one dO stage, one dS buffer; bf16 only.
+          // Two dQ staging buffers, one dO stage, one dS buffer (shift by default: bwd_sm90_dq2_for).
           if constexpr (kHasBm80Dq2<T, D, C>) {
-            if (lean && bwd_sm90_dq2_enabled()) {
+            if (lean && bwd_sm90_dq2_for(p.model.schedule)) {
               if (wrank) return launch_main<T, D, C, false, kBM80, true, false, kWRankShift, true>(p, maps, num_ctas, stream);
               if (split) return launch_main<T, D, C, false, kBM80, true, true, 0, true>(p, maps, num_ctas, stream);
               return launch_main<T, D, C, false, kBM80, true, false, 0, true>(p, maps, num_ctas, stream);

@@ -341,20 +341,29 @@ inline bool bwd_sm90_has_bm80(const AttnShape& s) {
   if (s.dtype == DType::kBF16) return true;
   return s.dtype == DType::kFP16 && env_not_zero("DASH_BWD_SM90_FP16_BM80") && bwd_sm90_producer_regs(80) == 24;
 }
-// DASH_BWD_SM90_DQ2=1 (DRAFT, twenty-third session; docs/bwd-sm90.md "Two dQ staging buffers at 80
-// rows"): the head_dim 128 80-row kernels (bf16, full masks, the 24 / 240 split) with two dQ staging
-// buffers, paid for by one dO stage and one dS buffer. Same GEMMs and adds in the same order: the
-// same bits as the one-buffer kernel. Read on every launch.
-inline bool bwd_sm90_dq2_enabled() { return env_set_to_one("DASH_BWD_SM90_DQ2"); }
+// Two dQ staging buffers in the head_dim 128 80-row kernels (kDq2, twenty-third session; docs/bwd-sm90.md
+// "Two dQ staging buffers at 80 rows"; bf16 and fp16, full masks, the 24 / 240 split), paid for by one
+// dO stage and one dS buffer. Same GEMMs and adds in the same order: the same bits as the one-buffer
+// kernel. By default for shift and symmetric shift (= shift on a full mask): measured on the H200
+// (docs/perf.md v24) 1.07-1.12x the one-buffer shift at 1k-16k; atomic 0.96-0.98x (the single dO
+// stage costs more than the second buffer gains without a chain) and descending / ascending / spt
+// on 80 rows still behind their 64-row tiles at 1k-8k, so those keep their kernels.
+// DASH_BWD_SM90_DQ2=1: every 80-row launch that has the kernel; =0: none. Read on every launch.
 inline bool bwd_sm90_has_dq2(DType dtype, int head_dim, bool causal) {
-  return dtype == DType::kBF16 && head_dim == 128 && !causal;
+  return (dtype == DType::kBF16 || dtype == DType::kFP16) && head_dim == 128 && !causal;
 }
-// The dQ staging buffers in shared memory of an sm90 launch with `block_m`-row tiles and the
-// producer warpgroup at `producer_regs` (BwdLaunchInfo::dq_stage_bufs): two, but one with the 80-row
-// tile at head_dim 128 (no room for a second) unless the DASH_BWD_SM90_DQ2 draft ran.
-inline int bwd_sm90_dq_stage_bufs(int block_m, int head_dim, DType dtype, bool causal, int producer_regs) {
+inline bool bwd_sm90_dq2_for(Schedule schedule) {
+  const char* e = std::getenv("DASH_BWD_SM90_DQ2");
+  if (e != nullptr && *e != '\0') return std::strcmp(e, "0") != 0;
+  return schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
+}
+// The dQ staging buffers in shared memory of an sm90 launch of `schedule` with `block_m`-row tiles
+// and the producer warpgroup at `producer_regs` (BwdLaunchInfo::dq_stage_bufs): two, but one with
+// the 80-row tile at head_dim 128 (no room for a second) unless the two-buffer kernel ran.
+inline int bwd_sm90_dq_stage_bufs(int block_m, int head_dim, DType dtype, bool causal, int producer_regs,
+                                  Schedule schedule) {
   if (block_m != 80 || head_dim != 128) return 2;
-  return bwd_sm90_dq2_enabled() && bwd_sm90_has_dq2(dtype, head_dim, causal) && producer_regs == 24 ? 2 : 1;
+  return bwd_sm90_has_dq2(dtype, head_dim, causal) && producer_regs == 24 && bwd_sm90_dq2_for(schedule) ? 2 : 1;
 }
 // The 80-row tile is the default for the schedules bwd_sm90_block_m names from this many rows and keys
 // (below it the padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).

@@ -76,6 +76,11 @@ struct CostParams {
   // Postprocess blocks resident per SM (256 threads: 8 per SM); each runs at 1/post_blocks_per_sm
   // of the SM's share of the rate.
   int post_blocks_per_sm = 8;
+  // Full-mask shift at head_dim 128 runs the 80-row kernel with two dQ staging buffers (the sm90
+  // kernels from the twenty-third session; DASH_BWD_SM90_DQ2): from this many KV tiles per head the
+  // planner's measured rule picks it (plan::measured_rule_schedule; docs/schedules.md "Long full
+  // masks at head_dim 128: the two-buffer shift"). 0: no such rule (the older sweeps' kernels).
+  int shift_full_tiles_hd128 = 0;
 
   // The calibrated set for the backward kernel with these tiles: 64x128 is the sm90 kernel
   // (src/kernels/attn_bwd_sm90.cu, see kSm90Params below); every other tile shape gets the sm80
@@ -165,7 +170,8 @@ inline constexpr CostParams kSm90Params{.per_sm_tflops = 6.1,
                                         .order_penalty_closed_hd64 = 0.01,
                                         .atomic_skips_latency = true,
                                         .post_gbytes_per_s = 1800.0,
-                                        .post_poll = true};
+                                        .post_poll = true,
+                                        .shift_full_tiles_hd128 = 64};
 // The sm90 kernel's 80-row tiles (80 x 128; full masks, bwd_sm90_block_m): kSm90Params with a
 // higher per-SM rate, the only field refit (the per-step fixed costs are shared by 25% more rows,
 // so the tile's time grows less than its flops). Fitted on the H200 (sixteenth session, commit
@@ -216,6 +222,7 @@ struct CostModel {
   double post_gbytes_per_s = 0.0;
   bool post_poll = false;
   int post_blocks_per_sm = 8;
+  int shift_full_tiles_hd128 = 0;  // CostParams::shift_full_tiles_hd128 (a measured planner rule)
   // The head dimension for_shape was given (0: the unit model, or not known). The planner's
   // measured long-full-mask rule depends on it (plan::recommend_from).
   int head_dim = 0;

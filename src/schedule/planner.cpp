@@ -73,22 +73,31 @@ Schedule recommend_from(const std::vector<PlanRow>& rows) {
   return pick;
 }
 
-Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll) {
+Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll, int shift_full_tiles_hd128) {
   if (prob.block_n < 128) return Schedule::kAuto;
   if (prob.causal) return prob.n_tiles() <= spt_short_causal_tiles(post_poll) ? Schedule::kSpt : Schedule::kAuto;
+  if (head_dim == 128 && shift_full_tiles_hd128 > 0 && prob.n_tiles() >= shift_full_tiles_hd128) return Schedule::kShift;
   if (prob.n_tiles() < kSptLongFullTiles) return Schedule::kAuto;
   return head_dim == kShiftLongFullHeadDim ? Schedule::kShift : Schedule::kSpt;
 }
 
-Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim, bool post_poll) {
+Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim, bool post_poll,
+                        int shift_full_tiles_hd128) {
   const Schedule pick = recommend_from(rows);
-  const Schedule rule = measured_rule_schedule(prob, head_dim, post_poll);
+  Schedule rule = measured_rule_schedule(prob, head_dim, post_poll, shift_full_tiles_hd128);
   if (rule == Schedule::kAuto) return pick;
   auto model_ms = [&rows](Schedule s) {
     for (const PlanRow& r : rows)
       if (r.feasible && r.deterministic && r.schedule == s) return r.makespan;
     return std::numeric_limits<double>::infinity();
   };
+  // The head_dim 128 two-buffer shift rule (its own tolerance), then the rules below it.
+  if (head_dim == 128 && !prob.causal && rule == Schedule::kShift) {
+    if (pick == Schedule::kShift || model_ms(Schedule::kShift) <= model_ms(pick) * (1.0 + kShiftLongFull128ModelGap))
+      return Schedule::kShift;
+    rule = measured_rule_schedule(prob, head_dim, post_poll, 0);
+    if (rule == Schedule::kAuto) return pick;
+  }
   // The three rules share one tolerance (kSptLongFullModelGap == kSptShortCausalModelGap ==
   // kShiftLongFullModelGap, asserted in planner.h). The head_dim 64 rule falls back to spt's
   // where the model has shift far behind (the kernels without the closed-form rank).
@@ -106,7 +115,7 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, 
     if (s == Schedule::kSymmetricShift && !prob.causal) continue;
     rows.push_back(plan_one(prob, s, cost, num_sms, dispatch));
   }
-  return recommend_from(rows, prob, cost.head_dim, cost.post_poll);
+  return recommend_from(rows, prob, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128);
 }
 
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

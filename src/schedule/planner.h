@@ -49,11 +49,13 @@ Schedule recommend_from(const std::vector<PlanRow>& rows);
 // The model's pick with the measured rules below; what recommend() returns (head_dim: the
 // CostModel's, 0 if not known; it selects the long-full-mask rule's schedule; post_poll: the
 // CostModel's, whether the kernel's postprocess polls, which sets the short-causal rule's reach).
+// shift_full_tiles_hd128: the CostModel's (CostParams::shift_full_tiles_hd128; 0: no such rule).
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim = 0,
-                        bool post_poll = false);
+                        bool post_poll = false, int shift_full_tiles_hd128 = 0);
 // The schedule a measured rule below puts in place of the model's pick when the model has it
 // within the rule's tolerance (kAuto: no rule for this problem).
-Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll = false);
+Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll = false,
+                                int shift_full_tiles_hd128 = 0);
 
 // A measured rule on top of the model (docs/schedules.md, "Long full masks"): on a full mask with
 // at least kSptLongFullTiles KV tiles per head, in tiles of >= 128 keys (the sm90 kernel's), spt
@@ -101,6 +103,16 @@ constexpr int kShiftLongFullHeadDim = 64;
 constexpr double kShiftLongFullModelGap = 0.03;
 static_assert(kSptLongFullModelGap == kSptShortCausalModelGap && kSptLongFullModelGap == kShiftLongFullModelGap,
               "recommend_from applies one tolerance to the three measured rules");
+// The long-full-mask rule at head_dim 128 (docs/schedules.md "Long full masks at head_dim 128: the
+// two-buffer shift"; the twenty-third session's kernels, CostParams::shift_full_tiles_hd128 = 64):
+// full-mask shift there runs the 80-row tile with two dQ staging buffers, which the model does not
+// have (`auto` is simulated on 64-row tiles, where shift pays its visit-order penalty and is 5-7%
+// behind descending at 8k-16k). On the H200 (`dash-attn bench`, min of 2 rounds, docs/data/
+// dq2-h200-d3ccd21) it ran in 5.6% less time than the best other schedule at full 8192 and 16384,
+// 1.0% less at 4096 and 0.7% / 4% more at 2048 / 1024. So from shift_full_tiles_hd128 KV tiles
+// shift replaces the model's pick where the model has it within kShiftLongFull128ModelGap of it
+// (and feasible: its co-resident group fits the grid); else the other rules apply.
+constexpr double kShiftLongFull128ModelGap = 0.08;
 // Predicted backward time (the cost model's unit, microseconds for for_shape); kAuto is
 // resolved with recommend(). +inf when the schedule cannot run on num_sms.
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

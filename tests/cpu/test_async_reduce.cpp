@@ -61,7 +61,8 @@ bool same_params(const CostParams& a, const CostParams& b) {
          a.order_penalty_closed == b.order_penalty_closed && a.order_penalty_closed_sym == b.order_penalty_closed_sym &&
          a.order_penalty_closed_hd64 == b.order_penalty_closed_hd64 &&
          a.atomic_skips_latency == b.atomic_skips_latency && a.post_gbytes_per_s == b.post_gbytes_per_s &&
-         a.post_poll == b.post_poll && a.post_blocks_per_sm == b.post_blocks_per_sm;
+         a.post_poll == b.post_poll && a.post_blocks_per_sm == b.post_blocks_per_sm &&
+         a.shift_full_tiles_hd128 == b.shift_full_tiles_hd128;
 }
 
 // ---- the model itself -------------------------------------------------------------------------
@@ -1034,6 +1035,7 @@ Score merged(const Score& a, const Score& b) {
 // kernel before 99e56b6 / bea1336 / a77d6b6): the set the two older sweeps were fitted with.
 CostParams sm90_set_1f1af5c() {
   CostParams p = kSm90Params;
+  p.shift_full_tiles_hd128 = 0;  // (the sets before the two-buffer shift: no such rule)
   p.order_penalty_closed = p.order_penalty_closed_sym = -1.0;  // (every set before ff7314a: the rank a loop in the MMA warps)
   p.post_gbytes_per_s = 0.0;  // (every set before the e29ccbd refit: no postprocess term)
   p.post_poll = false;
@@ -1064,6 +1066,7 @@ CostParams sm90_set_82481fb() {
 // which the dual-writer refit replaced.
 CostParams sm90_set_e58bc06() {
   CostParams p = kSm90Params;
+  p.shift_full_tiles_hd128 = 0;  // (the sets before the two-buffer shift: no such rule)
   p.order_penalty_closed = p.order_penalty_closed_sym = -1.0;
   p.post_gbytes_per_s = 0.0;
   p.post_poll = false;
@@ -1084,6 +1087,7 @@ CostParams sm90_set_e58bc06() {
 // this is that planner's `auto` as well.
 CostParams sm90_set_250529d() {
   CostParams p = kSm90Params;
+  p.shift_full_tiles_hd128 = 0;  // (the sets before the two-buffer shift: no such rule)
   p.per_sm_tflops = 5.5;
   p.compute_overhead_us = 0.25;
   p.task_overhead_us = 17.0;
@@ -1119,6 +1123,8 @@ CostParams sm90_params_for(Closed closed, Post post = Post::kAfter) {
   if (closed == Closed::kNone) p.order_penalty_closed = -1.0;
   if (closed != Closed::kShiftAndSym) p.order_penalty_closed_sym = -1.0;
   p.post_poll = post == Post::kPoll;
+  // Every sweep so far ran full-mask shift with one dQ staging buffer at 80 rows: no two-buffer rule.
+  p.shift_full_tiles_hd128 = 0;
   return p;
 }
 SweepScores score_sm90_set(const Sweep& sweep, const char* title, const char* per_hdim, Closed closed = Closed::kNone,

@@ -242,9 +242,13 @@ TEST(Planner, PlanAllAndRecommend) {
   EXPECT_TRUE(std::isfinite(plan::predict_us(p, Schedule::kAuto, CostModel::unit(), 8, Dispatch::kDynamic)));
 }
 
-// The planner's cost model for 64-row tiles of block_n keys (the sm90 set at 128 keys).
+// The planner's cost model for 64-row tiles of block_n keys (the sm90 set at 128 keys), without the
+// two-buffer shift rule (CostParams::shift_full_tiles_hd128 = 0: the kernels before it, whose rules
+// these tests check; Planner.TwoBufferShiftOnLongFullMasksAtHeadDim128 checks that one).
 CostModel rule_cost(int hdim, int block_n) {
-  return CostModel::for_shape(hdim, 64, block_n, CostParams::for_tiles(64, block_n));
+  CostParams cp = CostParams::for_tiles(64, block_n);
+  cp.shift_full_tiles_hd128 = 0;
+  return CostModel::for_shape(hdim, 64, block_n, cp);
 }
 
 // The measured rule on top of the model (plan::kSptLongFullTiles, docs/schedules.md "Long full
@@ -283,6 +287,37 @@ TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
           << "hdim " << hdim << " seqlen " << p.seqlen_k << (p.causal ? " causal" : " full") << " block_n " << p.block_n;
     }
   }
+}
+
+// The head_dim 128 two-buffer shift rule (CostParams::shift_full_tiles_hd128 = 64 in the sm90 set,
+// plan::kShiftLongFull128ModelGap; docs/schedules.md "Long full masks at head_dim 128: the two-buffer
+// shift"): on full masks of >= 64 KV tiles at head_dim 128 shift replaces the model's pick (the model,
+// on 64-row tiles, has it 5-7% behind); not at 32 tiles, not causal, not at head_dim 64 (its own
+// rule), not where shift's co-resident group does not fit the grid, not with the rule off (then the
+// spt rule at 128 tiles, as before).
+TEST(Planner, TwoBufferShiftOnLongFullMasksAtHeadDim128) {
+  const CostModel cost = CostModel::for_shape(128, 64, 128, CostParams::for_tiles(64, 128));
+  ASSERT_EQ(cost.shift_full_tiles_hd128, 64);
+  for (int seqlen : {8192, 16384}) {
+    const TileProblem p = sweep_problem(128, seqlen, false, 64, 128);
+    const auto rows = plan::plan_all(p, cost, 132, Dispatch::kDynamic);
+    EXPECT_NE(plan::recommend_from(rows), Schedule::kShift) << seqlen << ": the model alone picks shift; the rule is moot";
+    EXPECT_EQ(plan::measured_rule_schedule(p, 128, true, 64), Schedule::kShift) << seqlen;
+    EXPECT_EQ(plan::recommend(p, cost, 132), Schedule::kShift) << seqlen;
+    // Off: the older rules (spt at 16384, the model's pick at 8192).
+    EXPECT_EQ(plan::recommend(p, rule_cost(128, 128), 132), seqlen == 16384 ? Schedule::kSpt : plan::recommend_from(rows))
+        << seqlen;
+    // A grid below shift's co-resident group (64 / 128 KV tiles): shift cannot run, the rule yields.
+    EXPECT_NE(plan::recommend(p, cost, 48), Schedule::kShift) << seqlen;
+  }
+  for (const TileProblem& p : {sweep_problem(128, 4096, false, 64, 128), sweep_problem(128, 16384, true, 64, 128)}) {
+    const auto rows = plan::plan_all(p, cost, 132, Dispatch::kDynamic);
+    EXPECT_EQ(plan::recommend(p, cost, 132), plan::recommend_from(rows, p, 128, true, 0))
+        << p.seqlen_k << (p.causal ? " causal" : " full");
+  }
+  const TileProblem d64 = sweep_problem(64, 16384, false, 64, 128);
+  EXPECT_EQ(plan::recommend(d64, CostModel::for_shape(64, 64, 128, CostParams::for_tiles(64, 128)), 132), Schedule::kShift);
+  EXPECT_EQ(plan::measured_rule_schedule(d64, 64, true, 64), Schedule::kShift);  // head_dim 64's own rule
 }
 
 // The second measured rule (plan::kSptShortCausalTiles, docs/schedules.md "Short causal masks"):

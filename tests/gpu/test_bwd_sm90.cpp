@@ -611,56 +611,58 @@ TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
   EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
 }
 
-// DRAFT (DASH_BWD_SM90_DQ2=1, twenty-third session): the head_dim 128 80-row kernels with two dQ
-// staging buffers (one dO stage, one dS buffer). bf16 full masks, every schedule on 80-row tiles
-// (DASH_BWD_SM90_BLOCK_M=80): BwdLaunchInfo reports two buffers and two writers; the gradients are
-// accurate against float64 and, for the deterministic schedules, bit for bit those of the one-buffer
-// kernel (same GEMMs, same adds in the same order), over reruns, grids 64 / 31 and both dispatches.
-// fp16 and causal have no such kernel: one buffer, as without the switch.
-TEST(BwdSm90Dq2Draft, BitwiseEqualToOneBufferAndAccurate) {
+// Two dQ staging buffers in the head_dim 128 80-row kernels (twenty-third session; full-mask shift's
+// default, DASH_BWD_SM90_DQ2=1 / =0: every 80-row launch / none): one dO stage, one dS buffer. bf16
+// and fp16 full masks, every schedule on 80-row tiles (DASH_BWD_SM90_BLOCK_M=80): BwdLaunchInfo
+// reports the buffers (and two writers with two); the gradients are accurate against float64 and,
+// for the deterministic schedules, bit for bit those of the one-buffer kernel (same GEMMs, same adds
+// in the same order), over reruns, grids 64 / 31 and both dispatches; by default shift and
+// symmetric shift take two buffers, the others one.
+TEST(BwdSm90Dq2, BitwiseEqualToOneBufferAndAccurate) {
   REQUIRE_SM90();
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
   ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", "80");
   int seed = 9700;
-  for (auto [b, sq, sk, hq, hkv] : std::vector<std::tuple<int, int, int, int, int>>{
-           {1, 2048, 2048, 4, 1}, {1, 1000, 1000, 8, 2}, {2, 113, 113, 4, 1}, {2, 300, 700, 4, 1}, {1, 1100, 1300, 4, 2}}) {
-    ProblemSpec s = spec_of(DType::kBF16, 128, false, {b, sq, sk, hq, hkv}, seed++);
-    Problem pr(s);
-    const Refs& r = references(s);
-    ASSERT_TRUE(tested_forward(pr).ok());
-    CUDA_OK(cudaDeviceSynchronize());
-    for (Schedule sc : {Schedule::kAtomic, Schedule::kDescending, Schedule::kAscending, Schedule::kSpt, Schedule::kShift,
-                        Schedule::kSymmetricShift}) {
-      AttnBwdParams p = pr.bwd_params(sc);
-      p.allow_fallback = false;
-      BwdLaunchInfo info;
-      uint64_t one_buffer = 0;
-      {
-        ScopedEnv off("DASH_BWD_SM90_DQ2", nullptr);
+  for (DType dt : {DType::kBF16, DType::kFP16})
+    for (auto [b, sq, sk, hq, hkv] : std::vector<std::tuple<int, int, int, int, int>>{
+             {1, 2048, 2048, 4, 1}, {1, 1000, 1000, 8, 2}, {2, 113, 113, 4, 1}, {2, 300, 700, 4, 1}, {1, 1100, 1300, 4, 2}}) {
+      ProblemSpec s = spec_of(dt, 128, false, {b, sq, sk, hq, hkv}, seed++);
+      Problem pr(s);
+      const Refs& r = references(s);
+      ASSERT_TRUE(tested_forward(pr).ok());
+      CUDA_OK(cudaDeviceSynchronize());
+      for (Schedule sc : {Schedule::kAtomic, Schedule::kDescending, Schedule::kAscending, Schedule::kSpt, Schedule::kShift,
+                          Schedule::kSymmetricShift}) {
+        AttnBwdParams p = pr.bwd_params(sc);
+        p.allow_fallback = false;
+        BwdLaunchInfo info;
+        uint64_t one_buffer = 0;
+        {
+          ScopedEnv off("DASH_BWD_SM90_DQ2", "0");
+          ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+          ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
+          ASSERT_EQ(info.dq_stage_bufs, 1);
+          EXPECT_EQ(info.dq_writers, 1);
+          one_buffer = pr.grad_hash();
+        }
+        {
+          ScopedEnv dflt("DASH_BWD_SM90_DQ2", nullptr);
+          ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+          const bool shifted = sc == Schedule::kShift || sc == Schedule::kSymmetricShift;
+          EXPECT_EQ(info.dq_stage_bufs, shifted ? 2 : 1) << "the default " << schedule_name(sc);
+          if (sc != Schedule::kAtomic) EXPECT_EQ(pr.grad_hash(), one_buffer) << s.str() << " " << schedule_name(sc);
+        }
+        ScopedEnv on("DASH_BWD_SM90_DQ2", "1");
         ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
         ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
-        ASSERT_EQ(info.dq_stage_bufs, 1);
-        one_buffer = pr.grad_hash();
+        ASSERT_EQ(info.dq_stage_bufs, 2) << "the two-buffer kernel did not run";
+        EXPECT_EQ(info.dq_writers, 2);
+        check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
+        if (sc == Schedule::kAtomic) continue;
+        EXPECT_EQ(pr.grad_hash(), one_buffer) << "two buffers against one: " << s.str() << " " << schedule_name(sc);
+        ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM80));
       }
-      ScopedEnv on("DASH_BWD_SM90_DQ2", "1");
-      ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
-      ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
-      ASSERT_EQ(info.dq_stage_bufs, 2) << "the draft did not run";
-      EXPECT_EQ(info.dq_writers, 2);
-      check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
-      if (sc == Schedule::kAtomic) continue;
-      EXPECT_EQ(pr.grad_hash(), one_buffer) << "two buffers against one: " << s.str() << " " << schedule_name(sc);
-      ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM80));
     }
-  }
-  ScopedEnv on("DASH_BWD_SM90_DQ2", "1");
-  ProblemSpec s = spec_of(DType::kFP16, 128, false, {1, 1024, 1024, 4, 1}, 9790);
-  Problem pr(s);
-  ASSERT_TRUE(tested_forward(pr).ok());
-  BwdLaunchInfo info;
-  ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(Schedule::kDescending), &info).ok());
-  EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
-  EXPECT_EQ(info.dq_stage_bufs, 1) << "fp16: no two-buffer kernel";
 }
 
 // A backward's gradients: dQ as values (downloaded: every element written) and dQ / dK / dV as bits.

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# GPU machine (twenty-third session), two calls of about 5-6 minutes. Everything goes into $OUT/all.tgz.
+#   PART=1 (from .snap, bins/ unpacked): the whole GPU suite with full-mask shift's two-buffer kernel
+#          as its default and the planner's two-buffer shift rule (6 shards, the sanitizers); `dash-attn
+#          bench` of every schedule.
+#   PART=2 (from a clean export of HEAD with bins/ unpacked): pip install + pytest, then the peers
+#          benchmark (all 24 points) for the README table.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. scripts/gpu-common.sh
+gpu_setup gpu-next39
+unset DASH_BWD_DQ_FIRST_STORE DASH_BWD_PDL DASH_BWD_POST_POLL DASH_BWD_PRE_VEC DASH_BWD_SM90_DQ2
+{
+if [ "${PART:-1}" = 1 ]; then
+  echo "== tests $(el)"
+  SHARDS=${SHARDS:-6} TEST_FILTER='*' LIMIT_S=${LIMIT_S:-320} bash scripts/gpu-bwd-tests.sh "$O"
+  grep -h -E "BwdSm90Graph|BwdSm90Pdl" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -4
+  echo "== bench $(el)"
+  bench_every_schedule
+  python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
+  grep -h -E "BwdSm90Dq2|TwoBuffer" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -2
+else
+  PIP_INSTALL=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-300} bash scripts/gpu-pytest-peers.sh "$O"
+fi
+echo "total $(el)"
+} 2>&1 | tee "$O/run.log"
+tar czf "$DEST/all.tgz" --exclude=pip.log -C "$O" .
