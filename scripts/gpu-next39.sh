@@ -20,7 +20,20 @@ if [ "${PART:-1}" = 1 ]; then
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
   grep -h -E "BwdSm90Dq2|TwoBuffer" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -2
 else
-  PIP_INSTALL=1 PEERS_BUDGET_S=${PEERS_BUDGET_S:-300} bash scripts/gpu-pytest-peers.sh "$O"
+  # REST (a file of gtest names joined by ':'): tests a cut shard of PART=1 did not reach, run while
+  # pip builds the package (the GPU is otherwise idle then); waited for before pytest and peers.
+  if [ -n "${REST:-}" ] && [ -f "$REST" ]; then
+    (DASH_TEST_WATCHDOG_S=60 timeout -k 5 200 bins/new/dash_gpu_tests --gtest_filter="$(cat "$REST")" > "$O/gpu-rest.log" 2>&1;
+     echo "rest rc $?" >> "$O/gpu-rest.log") &
+    rest_pid=$!
+  fi
+  pip_bg
+  pip_wait
+  if [ -n "${rest_pid:-}" ]; then
+    wait "$rest_pid"; echo "== rest of shard 0 $(el): $(grep -E '^\[  (PASSED|FAILED)|^rest rc' "$O/gpu-rest.log" | tr '\n' ' ')"
+    grep -E "^\[  FAILED" "$O/gpu-rest.log" | head
+  fi
+  PEERS_BUDGET_S=${PEERS_BUDGET_S:-300} bash scripts/gpu-pytest-peers.sh "$O"
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
