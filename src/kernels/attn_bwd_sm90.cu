@@ -882,7 +882,7 @@ __device__ __forceinline__ void compute_ds(float (&dp)[8 * kKS], const uint32_t 
 // and dS math overlapping the other's GEMMs (as the forward's ping-pong does). Same GEMMs on the
 // same operands in the same order per tile: the same bits as kLag = false.
 template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0,
-          bool kDq2 = false>
+          bool kDq2 = false, bool kDq2EarlyDv = false>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_bwd_sm90_main(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                        const __grid_constant__ CUtensorMap tm_v, const __grid_constant__ CUtensorMap tm_do,
@@ -895,6 +895,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(BM == kBM || D == 128 || !kLean, "80-row tiles at head_dim 64: the 40 / 232 split only");
   static_assert(!kLean || !kLag, "the 24-register producer split is not built with the lagged-dQ draft");
   static_assert(!kDq2 || (BM == kBM80 && D == 128 && kLean), "two staging buffers: the 80-row kLean kernels only");
+  // kDq2EarlyDv (DRAFT, DASH_BWD_SM90_DQ2_EARLY_DV=1; compile-checked only, twenty-third session):
+  // the two-buffer kernel with dV issued as soon as P^T is packed (early dV), retired before the dS
+  // barrier and dO released there, half a step earlier than after the dQ^T GEMM (docs/bwd-sm90.md
+  // "Two dQ staging buffers at 80 rows").
+  static_assert(!kDq2EarlyDv || kDq2, "early dV is a variant of the two-buffer kernel");
   using L = Sm90BwdSmem<D, BM, kDq2>;
   constexpr bool kT80 = BM != kBM;  // a tall tile: 80 rows (dQ transposed; one staging buffer at head_dim 128), 96 / 112
   // 80-row tile at 232 registers: dP^T issued only after P^T is packed (S^T and dP^T do not
@@ -1117,7 +1122,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // P^T is in registers, before waiting for dP^T, so that the tensor cores work under the dS math
   // (both warpgroups reach it together). Same GEMMs, same operands, same order per accumulator.
   // Not with the 80-row tile either (dP^T is issued after P^T there; the P^T copy would not fit).
-  const bool early_dv = !kLag && !kT80 && p.early_dv != 0;
+  // (kDq2EarlyDv: always, at compile time.)
+  const bool early_dv = kDq2EarlyDv || (!kLag && !kT80 && p.early_dv != 0);
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const TaskRef tr = read_published_task(bars, s_task, it);
@@ -1346,12 +1352,20 @@ __global__ void __launch_bounds__(kThreads, 1)
           // Compile-checked without spills or serialization (with S^T / dP^T overlapped too) once
           // the KV tile was recomputed here and the warp test read here: kept from the step top
           // they spilled (4 more values live through the P / dS math than at 232 registers).
-          issue_rs(dv, pf, L::kdOOff);
+          if constexpr (kDq2EarlyDv) {
+            // dV was issued under the dS math: retire it (dO's last reader) and release dO now.
+            ptx::wgmma_wait_group<0>();
+            ptx::warpgroup_fence_operand(dv);
+            cuda::ptx::mbarrier_arrive(&bars.do_empty);  // every MMA thread (kMmaArrivals)
+          } else {
+            issue_rs(dv, pf, L::kdOOff);
+          }
           ptx::named_bar_sync(kBarDs, kMmaThreads);
-          // kDq2: dV (dO's last reader) and this warpgroup's dQ^T (a reader of dS) have retired.
+          // kDq2: dV (dO's last reader; kDq2EarlyDv: released above) and this warpgroup's dQ^T (a
+          // reader of dS) have retired.
           auto release_do_ds = [&]() {
             if constexpr (kDq2) {
-              cuda::ptx::mbarrier_arrive(&bars.do_empty);     // every MMA thread (kMmaArrivals)
+              if constexpr (!kDq2EarlyDv) cuda::ptx::mbarrier_arrive(&bars.do_empty);  // every MMA thread
               cuda::ptx::mbarrier_arrive(&bars.ds_empty[0]);  // every MMA thread (kMmaArrivals)
             }
           };
@@ -1507,9 +1521,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0,
-          bool kDq2 = false>
+          bool kDq2 = false, bool kDq2EarlyDv = false>
 cudaError_t set_smem_attr() {
-  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2>,
+  return cudaFuncSetAttribute(attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2, kDq2EarlyDv>,
                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                               static_cast<int>(Sm90BwdSmem<D, BM, kDq2>::kDynamicBytes));
 }
@@ -1532,11 +1546,11 @@ cudaError_t launch_kernel(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 b
 }
 
 template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0,
-          bool kDq2 = false>
+          bool kDq2 = false, bool kDq2EarlyDv = false>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
-  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2>();
+  cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2, kDq2EarlyDv>();
   if (err != cudaSuccess) return err;
-  return launch_kernel(p.pdl != 0, attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2>,
+  return launch_kernel(p.pdl != 0, attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2, kDq2EarlyDv>,
                        dim3(num_ctas), dim3(kThreads), Sm90BwdSmem<D, BM, kDq2>::kDynamicBytes, stream, maps.q, maps.k,
                        maps.v, maps.dout, p);
 }
@@ -1599,6 +1613,15 @@ struct MainLauncher {
           // Two dQ staging buffers, one dO stage, one dS buffer (shift by default: bwd_sm90_dq2_for).
           if constexpr (kHasBm80Dq2<T, D, C>) {
             if (lean && bwd_sm90_dq2_for(p.model.schedule)) {
+              // DRAFT (DASH_BWD_SM90_DQ2_EARLY_DV=1, bf16): the early-dV variant, base and shift's
+              // writer rank (the split-rank variant keeps the default kernel).
+              if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+                if (bwd_sm90_dq2_early_dv_enabled() && !split) {
+                  if (wrank)
+                    return launch_main<T, D, C, false, kBM80, true, false, kWRankShift, true, true>(p, maps, num_ctas, stream);
+                  return launch_main<T, D, C, false, kBM80, true, false, 0, true, true>(p, maps, num_ctas, stream);
+                }
+              }
               if (wrank) return launch_main<T, D, C, false, kBM80, true, false, kWRankShift, true>(p, maps, num_ctas, stream);
               if (split) return launch_main<T, D, C, false, kBM80, true, true, 0, true>(p, maps, num_ctas, stream);
               return launch_main<T, D, C, false, kBM80, true, false, 0, true>(p, maps, num_ctas, stream);

@@ -668,6 +668,48 @@ TEST(BwdSm90Dq2, BitwiseEqualToOneBufferAndAccurate) {
     }
 }
 
+// DRAFT (DASH_BWD_SM90_DQ2_EARLY_DV=1, compile-checked in the twenty-third session, not yet run;
+// experiment-gated, DASH_TEST_SM90_DRAFT=1): the two-buffer kernel that issues dV under the dS math
+// and releases dO before the dS barrier. bf16 full masks on forced 80-row two-buffer tiles
+// (DASH_BWD_SM90_DQ2=1): atomic accurate against float64; the deterministic schedules bit for bit
+// those of the two-buffer kernel without it, over reruns, grids and dispatches. (BwdLaunchInfo does
+// not tell the variants apart: the A/B of scripts/gpu-next40.sh shows which ran.)
+TEST(BwdSm90Dq2EarlyDv, BitwiseEqualToTheTwoBufferKernel) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+  ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", "80");
+  ScopedEnv dq2("DASH_BWD_SM90_DQ2", "1");
+  int seed = 9800;
+  for (auto [b, sq, sk, hq, hkv] : std::vector<std::tuple<int, int, int, int, int>>{
+           {1, 1000, 1000, 8, 2}, {2, 113, 113, 4, 1}, {2, 300, 700, 4, 1}, {1, 2048, 2048, 4, 1}}) {
+    ProblemSpec s = spec_of(DType::kBF16, 128, false, {b, sq, sk, hq, hkv}, seed++);
+    Problem pr(s);
+    const Refs& r = references(s);
+    ASSERT_TRUE(tested_forward(pr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    for (Schedule sc : {Schedule::kAtomic, Schedule::kDescending, Schedule::kSpt, Schedule::kShift, Schedule::kSymmetricShift}) {
+      AttnBwdParams p = pr.bwd_params(sc);
+      p.allow_fallback = false;
+      BwdLaunchInfo info;
+      uint64_t plain = 0;
+      {
+        ScopedEnv off("DASH_BWD_SM90_DQ2_EARLY_DV", nullptr);
+        ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+        plain = pr.grad_hash();
+      }
+      ScopedEnv on("DASH_BWD_SM90_DQ2_EARLY_DV", "1");
+      ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+      ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
+      ASSERT_EQ(info.dq_stage_bufs, 2);
+      check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
+      if (sc == Schedule::kAtomic) continue;
+      EXPECT_EQ(pr.grad_hash(), plain) << "early dV against the two-buffer kernel: " << s.str() << " " << schedule_name(sc);
+      ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM80));
+    }
+  }
+}
+
 // A backward's gradients: dQ as values (downloaded: every element written) and dQ / dK / dV as bits.
 struct Grads {
   std::vector<double> dq;
