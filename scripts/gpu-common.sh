@@ -114,3 +114,73 @@ for d in hdims.split():
                 f"{s}: {min(t[(0, sc, s)]) / min(t[(1, sc, s)]):.3f} ({min(t[(1, sc, s)]):.3f})" for s in seqlens))
 PY
 }
+
+# The 80-row staging-buffer A/B (gpu-next38.sh, gpu-next40.sh): `tall_ab "ENV_B" "ENV_C" [TOOL_ENV]`:
+# the sanitizers (memcheck / racecheck / synccheck) on one 1000-row launch of descending, shift and
+# atomic with ENV_C, then 2 interleaved rounds of `dash-attn bench` at hdim 128 full 1k-16k
+# (descending, ascending, spt, shift, atomic) with (def) the defaults, (bm80) ENV_B and (dq2) ENV_C
+# ($O/ab-CFG-rR.json); then TFLOP/s per config (min-time of 2 rounds, with the tile height and staging
+# buffers that ran), dq2 / def and dq2 / bm80, whether bm80 and dq2 gave the same bits, and the best
+# deterministic schedule of def and dq2 per length.
+tall_ab() {
+  local env_b=$1 env_c=$2
+  echo "== sanitizers $(el)"
+  for tool in memcheck racecheck synccheck; do
+    env $env_c timeout -k 5 100 compute-sanitizer --tool $tool bins/new/dash-attn bench \
+      --hdim 128 --causal 0 --seqlen 1000 --batch 1 --heads 4 --kv-heads 2 --schedules descending,shift,atomic --reps 1 \
+      > "$O/san-$tool.log" 2>&1
+    echo "$tool rc $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$O/san-$tool.log" | tr '\n' ' ')"
+  done
+  echo "== A/B $(el)"
+  for r in 1 2; do
+    for cfg in def bm80 dq2; do
+      case $cfg in
+        def) envs="" ;;
+        bm80) envs=$env_b ;;
+        dq2) envs=$env_c ;;
+      esac
+      env $envs timeout -k 5 90 bins/new/dash-attn bench --hdim 128 --causal 0 --seqlen 1024,2048,4096,8192,16384 \
+        --schedules descending,ascending,spt,shift,atomic --json "$O/ab-$cfg-r$r.json" > "$O/ab-$cfg-r$r.log" 2>&1 || echo "bench $cfg r$r rc $?"
+    done
+  done
+  python3 - "$O" "$env_b" "$env_c" <<'PY'
+import json, sys
+O = sys.argv[1]
+t = {}
+for cfg in ("def", "bm80", "dq2"):
+    for r in (1, 2):
+        try:
+            rows = json.load(open(f"{O}/ab-{cfg}-r{r}.json"))
+        except Exception as e:
+            print(cfg, r, e); continue
+        for row in rows:
+            t.setdefault((cfg, row["schedule"], row["seqlen"]), []).append((row["bwd_ms"], row["block_m"], row.get("dq_stage_bufs"), row["bwd_tflops"], row["grad_hash"]))
+seqs = sorted({k[2] for k in t})
+print(f"hdim 128 full, TFLOP/s (min-time of 2 rounds) [block_m/bufs]; bm80: {sys.argv[2]}; dq2: {sys.argv[3]}; ratios dq2/def, dq2/bm80")
+for sc in ("descending", "ascending", "spt", "shift", "atomic"):
+    for s in seqs:
+        v = {c: min(t[(c, sc, s)]) for c in ("def", "bm80", "dq2") if (c, sc, s) in t}
+        if len(v) < 3: continue
+        same = "bits= " if sc == "atomic" or v["bm80"][4] == v["dq2"][4] else "BITS DIFFER "
+        print(f"{sc:10s} {s:6d} " + "  ".join(f"{c} {v[c][3]:6.1f} [{v[c][1]}/{v[c][2]}]" for c in v) +
+              f"   dq2/def {v['def'][0] / v['dq2'][0]:.3f}  dq2/bm80 {v['bm80'][0] / v['dq2'][0]:.3f}  {same}")
+best = {}
+for s in seqs:
+    for c in ("def", "dq2"):
+        best[(c, s)] = min((min(t[(c, sc, s)])[0], sc) for sc in ("descending", "ascending", "spt", "shift") if (c, sc, s) in t)
+    print(f"best det {s}: def {best[('def', s)][1]} {best[('def', s)][0]:.3f} ms, dq2 {best[('dq2', s)][1]} {best[('dq2', s)][0]:.3f} ms: {best[('def', s)][0] / best[('dq2', s)][0]:.3f}")
+PY
+
+}
+
+# The whole GPU suite in SHARDS (6) shards with the sanitizers (gpu-bwd-tests.sh, LIMIT_S 320 s per
+# shard), the lines of the tests named by the extended regex $1, then `dash-attn bench` of every
+# schedule and auto's rows (gpu-next35.sh, gpu-next36.sh, gpu-next39.sh).
+suite_and_bench() {
+  echo "== tests $(el)"
+  SHARDS=${SHARDS:-6} TEST_FILTER='*' LIMIT_S=${LIMIT_S:-320} bash scripts/gpu-bwd-tests.sh "$O"
+  grep -h -E "$1" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -6
+  echo "== bench $(el)"
+  bench_every_schedule
+  python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
+}

@@ -20,12 +20,7 @@ gpu_setup gpu-next35
 unset DASH_BWD_DQ_FIRST_STORE DASH_BWD_PDL DASH_BWD_POST_POLL
 {
 if [ "${PART:-1}" = 1 ]; then
-  echo "== tests $(el)"
-  SHARDS=${SHARDS:-6} TEST_FILTER='*' LIMIT_S=${LIMIT_S:-320} bash scripts/gpu-bwd-tests.sh "$O"
-  grep -h -E "BwdSm90Graph|BwdSm90Pdl" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -4
-  echo "== bench $(el)"
-  bench_every_schedule
-  python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
+  suite_and_bench "BwdSm90Graph|BwdSm90Pdl"
 elif [ "${PART:-1}" = 3 ]; then
   echo "== kernel durations (ncu) $(el)"
   for sl in 1024 4096; do

@@ -13,13 +13,7 @@ gpu_setup gpu-next36
 unset DASH_BWD_DQ_FIRST_STORE DASH_BWD_PDL DASH_BWD_POST_POLL DASH_BWD_PRE_VEC
 {
 if [ "${PART:-1}" = 1 ]; then
-  echo "== tests $(el)"
-  SHARDS=${SHARDS:-6} TEST_FILTER='*' LIMIT_S=${LIMIT_S:-320} bash scripts/gpu-bwd-tests.sh "$O"
-  grep -h -E "BwdSm90Graph|BwdSm90Pdl" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -4
-  echo "== bench $(el)"
-  bench_every_schedule
-  python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
-  grep -h -E "BwdSm90PreVec" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -2
+  suite_and_bench "BwdSm90Graph|BwdSm90Pdl|BwdSm90PreVec"
   echo "== kernel durations (ncu) $(el)"
   for cfg in 1024:1 4096:1 1024:0; do  # seqlen:DASH_BWD_PRE_VEC
     sl=${cfg%:*}

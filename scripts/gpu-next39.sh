@@ -12,13 +12,7 @@ gpu_setup gpu-next39
 unset DASH_BWD_DQ_FIRST_STORE DASH_BWD_PDL DASH_BWD_POST_POLL DASH_BWD_PRE_VEC DASH_BWD_SM90_DQ2
 {
 if [ "${PART:-1}" = 1 ]; then
-  echo "== tests $(el)"
-  SHARDS=${SHARDS:-6} TEST_FILTER='*' LIMIT_S=${LIMIT_S:-320} bash scripts/gpu-bwd-tests.sh "$O"
-  grep -h -E "BwdSm90Graph|BwdSm90Pdl" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -4
-  echo "== bench $(el)"
-  bench_every_schedule
-  python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
-  grep -h -E "BwdSm90Dq2|TwoBuffer" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -2
+  suite_and_bench "BwdSm90Graph|BwdSm90Pdl|BwdSm90Dq2"
 else
   # REST (a file of gtest names joined by ':'): tests a cut shard of PART=1 did not reach, run while
   # pip builds the package (the GPU is otherwise idle then); waited for before pytest and peers.
