@@ -183,17 +183,27 @@ DATA = {
                     peers_json=["docs/data/next36-h200-b016d55/peers/peers.json"],
                     bench=["docs/data/next36-h200-b016d55/suite/bench-hdim128.json",
                            "docs/data/next36-h200-b016d55/suite/bench-hdim64.json"]),
+    # The gpu-next39.sh run (a72dbe9: full-mask shift at hdim 128 on the 80-row tile with two dQ
+    # staging buffers by default, and the planner's two-buffer shift rule; peers at 1038b06, the
+    # same kernels). Peers (one process, 3 rounds) and `dash-attn bench` (every schedule); scored
+    # with the rule (CostParams::shift_full_tiles_hd128 as built in), not fitted on.
+    "a72dbe9": dict(peers_log=None,
+                    peers_json=["docs/data/next39-h200-a72dbe9/peers/peers.json"],
+                    bench=["docs/data/next39-h200-a72dbe9/bench-hdim128.json",
+                           "docs/data/next39-h200-a72dbe9/bench-hdim64.json"]),
 }
+# The kernels with the two-buffer shift at hdim 128 (a72dbe9 on): the built-in rule applies.
+DQ2_DATA = {"a72dbe9"}
 # The kernels whose postprocess polls (PDL and DASH_BWD_POST_POLL on by default, from e29ccbd): the
 # built-in set's post_poll applies. The other data sets are scored with post_poll=0 (the same
 # postprocess rate, after the main kernel), as the C++ Calibration tests score the older sweeps.
-POLL_DATA = {"e29ccbd", "b016d55"}
+POLL_DATA = {"e29ccbd", "b016d55", "a72dbe9"}
 
 
-# Every data set so far ran full-mask shift with one dQ staging buffer at 80 rows (hdim 128): scored
+# The data sets before a72dbe9 ran full-mask shift with one dQ staging buffer at 80 rows (hdim 128): scored
 # without the two-buffer shift rule (CostParams::shift_full_tiles_hd128, from the twenty-third session).
 def data_params(data):
-    p = {"shift_full_tiles_hd128": 0.0}
+    p = {} if data in DQ2_DATA else {"shift_full_tiles_hd128": 0.0}
     if data not in POLL_DATA:
         p["post_poll"] = 0.0
     return p
