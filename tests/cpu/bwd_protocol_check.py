@@ -41,6 +41,17 @@ Model of attn_bwd_sm90_main in src/kernels/attn_bwd_sm90.cu, default variant (kL
           parts of exactly that tile, every staging thread's) and clears it before its dq_empty
           arrival.  --defect rank-add-before-wait: the parts are added before the dq_empty wait
           (seeded bug).  Not modelled with --writer overlap (the kernel has it; same take point).
+--dq2: the two-staging-buffer 80-row kernels of head_dim 128 (Sm90BwdSmem<128, kBM80, true>, kDq2;
+          full-mask shift's default since the twenty-third session): two dQ buffers and writers as
+          the 64-row kernels, Q (+ LSE / D) alone on the qdo ring, dO in ONE stage on do_full /
+          do_empty (the loader waits do_empty for phase u - 1 after its Q issue, then loads dO of
+          step u), dS in ONE buffer: the MMA threads wait do_full for step u before dP^T (acquire),
+          ds_empty for phase u - 1 before the dS store, and after the wait_group that retires dV and
+          dQ^T arrive on do_empty (release) and ds_empty, then stage dQ and free the Q stage.
+          --dq2-early-dv: kDq2EarlyDv (draft): dV retired and do_empty arrived BEFORE the dS barrier
+          (the dQ^T GEMM reads dS after it), ds_empty as above.  --defect dq2-no-ds-wait (the dS store
+          without the ds_empty wait) and dq2-early-do-release (do_empty arrived right after the
+          do_full wait, before dV reads dO) are seeded bugs the self-test must find.
 A TMA load is the loader's arrive_expect_tx (one arrival, the phase does not complete yet) plus a
 separate "TMA lands" event at any later point (it completes the phase and makes the data valid).
 The G query heads of a GQA group are folded into the steps: a side of n steps here is n * G step
@@ -82,12 +93,14 @@ from collections import deque
 
 # ---- barriers ------------------------------------------------------------------------------------
 BAR_NAMES = ["task_full0", "task_full1", "task_empty0", "task_empty1", "kv_full", "kv_empty", "kv_near_end",
-             "qdo_full0", "qdo_full1", "qdo_empty0", "qdo_empty1", "dq_full0", "dq_full1", "dq_empty0", "dq_empty1"]
+             "qdo_full0", "qdo_full1", "qdo_empty0", "qdo_empty1", "dq_full0", "dq_full1", "dq_empty0", "dq_empty1",
+             "do_full", "do_empty", "ds_empty"]
 B = {n: i for i, n in enumerate(BAR_NAMES)}
 NB = len(BAR_NAMES)
 TF, TE, KVF, KVE, NE, QF, QE, DF, DE = (B["task_full0"], B["task_empty0"], B["kv_full"], B["kv_empty"],
                                         B["kv_near_end"], B["qdo_full0"], B["qdo_empty0"], B["dq_full0"],
                                         B["dq_empty0"])
+DOF, DOE, DSE = B["do_full"], B["do_empty"], B["ds_empty"]   # --dq2 only
 EXIT = -1   # kMetaExit in the mailbox
 END = -2    # the task >= num_tasks published after the list
 NONE = -9   # no data yet
@@ -119,7 +132,7 @@ class Model:
         self.counts = [1] * NB
         for n in ("task_empty0", "task_empty1"):
             self.counts[B[n]] = self.NM + 1               # kMmaArrivals + the loader
-        for n in ("kv_empty", "qdo_empty0", "qdo_empty1", "dq_full0", "dq_full1"):
+        for n in ("kv_empty", "qdo_empty0", "qdo_empty1", "dq_full0", "dq_full1", "do_empty", "ds_empty"):
             self.counts[B[n]] = self.NM                   # kMmaArrivals
         self.build()
 
@@ -175,6 +188,9 @@ class Model:
                     u = step_use
                     ops.append(("wait", QE + (u & 1), (u >> 1) - 1, None, None))
                     ops.append(("tma", QF + (u & 1), u >> 1, u))
+                    if self.a.dq2:   # load_do: dO of step u into its one stage once dV of u - 1 retired
+                        ops.append(("wait", DOE, u - 1, None, None))                # parity (u & 1) ^ 1
+                        ops.append(("tma", DOF, u, u))
                     step_use += 1
                 side_use += 1
         return ops
@@ -203,6 +219,32 @@ class Model:
                     if tid == 0 and l == near:
                         ops.append(("arrive", NE, ne_phase - 1, None))
                     ops.append(("wait", QF + st, u >> 1, None, ("q_acq", st, u)))
+                    if a.dq2:
+                        dsb = 0                                                 # one dS buffer
+                        ops.append(("wait", DOF, u, None, ("do_acq", u)))         # before dP^T
+                        if a.defect == "dq2-early-do-release":
+                            ops.append(("arrive", DOE, u, ("do_rel",)))
+                        if a.defect != "dq2-no-ds-wait":
+                            ops.append(("wait", DSE, u - 1, None, None))         # before the dS store
+                        ops.append(("dsw", dsb, u))
+                        ops.append(("dor", u))                                  # dV reads dO (issued; early dV: before the store)
+                        if a.dq2_early_dv and a.defect != "dq2-early-do-release":
+                            ops.append(("arrive", DOE, u, ("do_rel",)))          # dV retired before the barrier
+                        ops.append(("bar", bar))
+                        ops.append(("dsr", dsb, u))                             # dQ^T reads dS (both halves), K
+                        if not a.dq2_early_dv and a.defect != "dq2-early-do-release":
+                            ops.append(("arrive", DOE, u, ("do_rel",)))          # wait_group 1: dV and dQ^T retired
+                        ops.append(("arrive", DSE, u, None))
+                        db, dk = self.dq_buf(u), self.dq_k(u)
+                        ops.append(("wait", DE + db, dk - 1, None, None))       # stage_dq
+                        if a.split_rank:
+                            ops.append(("radd", db, u))
+                        ops.append(("stage", db, u, tid == 0))
+                        ops.append(("arrive", DF + db, dk, None))
+                        ops.append(("arrive", QE + st, u >> 1, ("q_rel", st)))
+                        bar += 1
+                        step_use += 1
+                        continue
                     ops.append(("dsw", st, u))                                  # dS^T half -> smem
                     if a.hdim == 128:
                         ops.append(("bar", bar))
@@ -302,6 +344,7 @@ class Model:
         self.O_SRED = o; o += 1                          # s_reduced
         self.O_RANK = o; o += 4                          # s_rank[2] (split rank): (tile of the parts, parts)
         self.O_OBS = o; o += NB                          # per barrier: the latest phase a waiter saw complete
+        self.O_DO = o; o += 3                            # --dq2: the dO stage: step, landed, readers mask
         self.SIZE = o
 
     def init(self):
@@ -314,6 +357,7 @@ class Model:
         for st in range(2):
             s[self.O_Q + 3 * st + 1] = s[self.O_Q + 3 * st + 2] = 0
         s[self.O_WR] = s[self.O_WR + 1] = 0
+        s[self.O_DO + 1] = s[self.O_DO + 2] = 0
         s[self.O_SRED] = 0
         s[self.O_RANK + 1] = s[self.O_RANK + 3] = 0      # no parts (the kernel zeroes s_rank at the start)
         for b in range(NB):
@@ -491,6 +535,11 @@ class Model:
                         return None, (f"K/V OVERWRITE: the loader issues side {what}'s K/V while MMA thread(s) "
                                       f"{self.mask(s[self.O_KV + 2])} still read side {s[self.O_KV]}"), known
                     s[self.O_KV], s[self.O_KV + 1] = what, 0
+                elif b == DOF:
+                    if s[self.O_DO + 2]:
+                        return None, (f"dO OVERWRITE: the loader issues step {what}'s dO while MMA thread(s) "
+                                      f"{self.mask(s[self.O_DO + 2])} still read step {s[self.O_DO]}"), known
+                    s[self.O_DO], s[self.O_DO + 1] = what, 0
                 else:
                     q = self.O_Q + 3 * (b - QF)
                     if s[q + 2]:
@@ -512,6 +561,11 @@ class Model:
                     out.append((tuple(s), x))
             elif kind == "dsw":
                 s[self.O_DS + op[1] * self.NM + (x - 2)] = op[2]
+                out.append((tuple(s), x))
+            elif kind == "dor":   # --dq2: dV reads the dO stage, which must hold this step's dO
+                if (st[self.O_DO], st[self.O_DO + 1]) != (op[1], 1):
+                    return None, (f"STALE dO: {who}'s dV of step {op[1]} reads the dO stage holding step "
+                                  f"{st[self.O_DO]}{'' if st[self.O_DO + 1] else ' (TMA not landed)'}"), known
                 out.append((tuple(s), x))
             elif kind == "dsr":
                 vals = st[self.O_DS + op[1] * self.NM:self.O_DS + (op[1] + 1) * self.NM]
@@ -579,7 +633,7 @@ class Model:
                         s[x] += 1
                     out.append((tuple(s), f"writer{w} syncwarp"))
         # TMA landings
-        for b in (KVF, QF, QF + 1):
+        for b in (KVF, QF, QF + 1) + ((DOF,) if self.a.dq2 else ()):
             i = self.O_BAR + 3 * b
             if st[i + 2]:
                 s = list(st)
@@ -590,6 +644,8 @@ class Model:
                         return None, err, known
                 if b == KVF:
                     s[self.O_KV + 1] = 1
+                elif b == DOF:
+                    s[self.O_DO + 1] = 1
                 else:
                     s[self.O_Q + 3 * (b - QF) + 1] = 1
                 out.append((tuple(s), f"TMA lands on {BAR_NAMES[b]}"))
@@ -605,6 +661,11 @@ class Model:
                 return (f"STALE K/V: {who} passes kv_full for side {act[1]}; the buffer holds side {s[self.O_KV]}"
                         f"{'' if s[self.O_KV + 1] else ' (TMA not landed)'}")
             s[self.O_KV + 2] |= 1 << t
+        elif act[0] == "do_acq":
+            if (s[self.O_DO], s[self.O_DO + 1]) != (act[1], 1):
+                return (f"STALE dO: {who} passes do_full for step {act[1]}; the stage holds step {s[self.O_DO]}"
+                        f"{'' if s[self.O_DO + 1] else ' (TMA not landed)'}")
+            s[self.O_DO + 2] |= 1 << t
         else:
             _, stg, u = act
             q = self.O_Q + 3 * stg
@@ -618,6 +679,8 @@ class Model:
         t = x - 2
         if act[0] == "kv_rel":
             s[self.O_KV + 2] &= ~(1 << t)
+        elif act[0] == "do_rel":
+            s[self.O_DO + 2] &= ~(1 << t)
         elif act[0] == "q_rel":
             s[self.O_Q + 3 * act[1] + 2] &= ~(1 << t)
         elif act[0] == "w_rel":
@@ -691,6 +754,7 @@ def variant_name(a):
                      " near-end-per-side" if a.near_end_per_side else "",
                      " overlap writer" if a.writer == "overlap" else "",
                      " split rank" if a.split_rank else "",
+                     " dq2 early-dV" if a.dq2_early_dv else " dq2" if a.dq2 else "",
                      f" DEFECT {a.defect}" if a.defect else ""])
     bufs = f", {a.dq_buffers} dQ buffer{'s' if a.dq_buffers > 1 else ''}"
     return f"hdim {a.hdim}{bufs}, {a.writers} writer(s), {d}, tasks [{a.tasks}], T={a.threads}{extra}"
@@ -720,11 +784,28 @@ def check(argv, max_trace=40):
     ap.add_argument("--strict", action="store_true", help="the documented late-take kv_empty aliasing is a violation too")
     ap.add_argument("--split-rank", action="store_true",
                     help="the kSplit variants: staging threads add rank parts to s_rank, the writer takes them")
-    ap.add_argument("--defect", default=None, choices=("arrive-before-read", "no-dq-empty-wait", "rank-add-before-wait"),
+    ap.add_argument("--dq2", action="store_true",
+                    help="the two-staging-buffer 80-row kernel (head_dim 128): one dO stage, one dS buffer")
+    ap.add_argument("--dq2-early-dv", action="store_true", help="--dq2 with early dV (kDq2EarlyDv, draft)")
+    ap.add_argument("--defect", default=None, choices=("arrive-before-read", "no-dq-empty-wait", "rank-add-before-wait",
+                                                       "dq2-no-ds-wait", "dq2-early-do-release"),
                     help="a seeded bug that must be found (self-test): the early-release writer arrives on "
                          "dq_empty before its wait_group.read, or the MMA threads (head_dim 128 order) stage "
                          "without waiting dq_empty")
     a = ap.parse_args(argv)
+    if a.dq2_early_dv:
+        a.dq2 = True
+    if a.dq2:
+        # Sm90BwdSmem<128, kBM80, true>: two buffers and writers (or DASH_BWD_DUAL_WRITER=0: one), the
+        # head_dim 128 order; never the overlap writer (64-row tiles only) nor the pre-e10b1b6 lanes.
+        bad = [f for f, on in (("--dq-buffers 1", a.dq_buffers == 1), ("--writer overlap", a.writer == "overlap"),
+                               ("--hdim 64", a.hdim == 64), ("--lanes > 1", a.lanes > 1),
+                               ("--no-exit-barrier", a.no_exit_barrier),
+                               ("--near-end-per-side", a.near_end_per_side)) if on]
+        if bad:
+            ap.error(f"--dq2 (the 80-row two-buffer tile, head_dim 128) never runs with {', '.join(bad)}")
+    if a.defect in ("dq2-no-ds-wait", "dq2-early-do-release") and not a.dq2:
+        ap.error(f"--defect {a.defect} needs --dq2")
     if a.dq_buffers == 1:
         # Sm90BwdSmem<128, kBM80>: one writer (warp 9, stride 1), early release, the head_dim 128 order.
         bad = [f for f, on in (("--writers 2", a.writers == 2), ("--writer overlap", a.writer == "overlap"),
@@ -844,6 +925,20 @@ def selftest():
         ["--split-rank", "--dq-buffers", "1", "--tasks", "3", "--dispatch", "static"],
         ["--split-rank", "--dq-buffers", "1", "--threads", "2", "--tasks", "2"],
         ["--split-rank", "--dq-buffers", "1", "--tasks", "1,2", "--dispatch", "drain"],
+        # two staging buffers at 80 rows (one dO stage, one dS buffer; full-mask shift's default)
+        ["--dq2"],
+        ["--dq2", "--writers", "1"],
+        ["--dq2", "--dispatch", "static", "--tasks", "3"],
+        ["--dq2", "--dispatch", "ahead", "--take-ahead", "1", "--tasks", "2;1;2"],
+        ["--dq2", "--dispatch", "ahead", "--take-ahead", "1", "--tasks", "0;2"],
+        ["--dq2", "--dispatch", "drain"],
+        ["--dq2", "--tasks", "1,2"],                                           # known aliasing (tolerated)
+        ["--dq2", "--threads", "2", "--tasks", "2"],
+        ["--dq2", "--split-rank", "--dispatch", "static", "--tasks", "3"],
+        ["--dq2-early-dv"],
+        ["--dq2-early-dv", "--dispatch", "static", "--tasks", "3"],
+        ["--dq2-early-dv", "--dispatch", "ahead", "--take-ahead", "1", "--tasks", "2;1;2"],
+        ["--dq2-early-dv", "--threads", "2", "--tasks", "2"],
     ]
     must_fail = [
         # (a) the exit posts without the MMA threads' meeting (head_dim 64, two writers)
@@ -869,6 +964,11 @@ def selftest():
         ["--split-rank", "--defect", "rank-add-before-wait", "--dq-buffers", "1", "--dispatch", "static",
          "--tasks", "3"],
         ["--split-rank", "--defect", "rank-add-before-wait", "--hdim", "64", "--dispatch", "static", "--tasks", "3"],
+        # the two-buffer kernel: dO released before dV has read it; with early dV (dO released before
+        # the dS barrier) the dS store without its ds_empty wait overwrites what the other warpgroup's
+        # dQ^T GEMM still reads
+        ["--dq2", "--defect", "dq2-early-do-release", "--dispatch", "static", "--tasks", "3"],
+        ["--dq2-early-dv", "--defect", "dq2-no-ds-wait", "--dispatch", "static", "--tasks", "3"],
     ]
     must_reject = [   # combinations the kernel never runs
         ["--dq-buffers", "1", "--writers", "2"],
@@ -876,6 +976,9 @@ def selftest():
         ["--dq-buffers", "1", "--hdim", "64"],
         ["--dq-buffers", "1", "--lanes", "2"],
         ["--split-rank", "--writer", "overlap"],
+        ["--dq2", "--dq-buffers", "1"],
+        ["--dq2", "--hdim", "64"],
+        ["--defect", "dq2-no-ds-wait"],
     ]
     total = 0
     for args in must_pass:
