@@ -1121,8 +1121,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // DRAFT (p.early_dv; not with kLag, which orders its GEMMs itself): issue dV = P^T dO as soon as
   // P^T is in registers, before waiting for dP^T, so that the tensor cores work under the dS math
   // (both warpgroups reach it together). Same GEMMs, same operands, same order per accumulator.
-  // Not with the 80-row tile either (dP^T is issued after P^T there; the P^T copy would not fit).
-  // (kDq2EarlyDv: always, at compile time.)
+  // Not with the 80-row tile at 232 registers (dP^T is issued after P^T there; the P^T copy would
+  // not fit); the two-buffer kernel's draft kDq2EarlyDv (240 registers: 0 spills) always takes it.
   const bool early_dv = kDq2EarlyDv || (!kLag && !kT80 && p.early_dv != 0);
 #pragma unroll 1
   for (int it = 0;; ++it) {
