@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU machine (twenty-third session). Everything goes into $OUT/all.tgz.
+# GPU machine (twenty-third session, run once at d3ccd21, when the two buffers were a draft: its "bm80" config ran shift with one buffer; since a72dbe9 shift takes two by default). Everything goes into $OUT/all.tgz.
 #   PART=1 (from .snap, bins/ unpacked): the two-staging-buffer draft at 80 rows (DASH_BWD_SM90_DQ2=1,
 #          attn_bwd_sm90.cu kDq2): its test (bits against the one-buffer kernel, float64 accuracy,
 #          reruns, grids, dispatches), the sanitizers on one small launch, then the A/B: hdim 128

@@ -148,7 +148,8 @@ struct Sm90BwdSmem {
   // Bytes one Q/dO stage delivers (whole TMA boxes; zero-filled rows past seqlen count).
   static constexpr uint32_t kStepTx = 2 * kQBytes + 2 * kVecBytes;
   static constexpr uint32_t kQTx = kQBytes + 2 * kVecBytes;  // kDq2: Q, LSE, D on qdo_full; dO on do_full
-  // dO of stage st, the dS buffer of step `use` (its index, its offset).
+  // Q and dO of stage st, the dS buffer of step `use` (its index, its offset).
+  __device__ static constexpr uint32_t q_off(int st) { return kQOff + st * kQBytes; }
   __device__ static constexpr uint32_t do_off(int st) { return kdOOff + (kDoStages == 2 ? st : 0) * kQBytes; }
   __device__ static constexpr int ds_buf(int use) { return kDsBufs == 2 ? use & 1 : 0; }
   __device__ static constexpr uint32_t ds_off(int use) { return kDsOff + ds_buf(use) * kDsBytes; }
@@ -635,10 +636,10 @@ __device__ __forceinline__ void load_qdo(const CUtensorMap* tm_q, const CUtensor
   sm90::mbar_arrive_expect_tx(full, kDq2 ? L::kQTx : L::kStepTx);
 #pragma unroll
   for (int c = 0; c < L::kChunks; ++c) {
-    sm90::tma_load_4d(smem + L::kQOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_q, 64 * c, i * BM, hq, b,
+    sm90::tma_load_4d(smem + L::q_off(st) + c * sm90::subtile_bytes(BM), tm_q, 64 * c, i * BM, hq, b,
                       full);
     if constexpr (!kDq2)
-      sm90::tma_load_4d(smem + L::kdOOff + st * L::kQBytes + c * sm90::subtile_bytes(BM), tm_do, 64 * c, i * BM, hq,
+      sm90::tma_load_4d(smem + L::do_off(st) + c * sm90::subtile_bytes(BM), tm_do, 64 * c, i * BM, hq,
                         b, full);
   }
   const int64_t vec = vec_of();
@@ -1190,12 +1191,10 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::wgmma_commit_group();
         };
         // GEMM 3 and 4 (RS): dV += P^T dO, dK += dS^T Q; B = dO / Q MN-major (hdim chunks 8 KiB
-        // apart). One commit group each.
+        // apart), at b_off: the step's stage, L::do_off(st) / L::q_off(st). One commit group each.
         auto issue_rs = [&](float (&acc)[D / 2], uint32_t (&frag)[kKS][4], uint32_t b_off) {
           constexpr uint32_t kLbo = sm90::subtile_bytes(BM);  // hdim chunks of dO / Q, 8 KiB apart (10 at BM 80)
-          // (dO: L::do_off, one stage with kDq2)
-          const uint32_t b_lo =
-              sm90::smem_desc_lo(opaque(smem_u32) + (b_off == L::kdOOff ? L::do_off(st) : b_off + st * L::kQBytes), kLbo);
+          const uint32_t b_lo = sm90::smem_desc_lo(opaque(smem_u32) + b_off, kLbo);
           ptx::warpgroup_fence_operand(acc);
 #pragma unroll
           for (int k = 0; k < kKS; ++k) ptx::warpgroup_fence_operand(frag[k]);
@@ -1215,7 +1214,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::wgmma_fence();
           {
             const uint32_t base0 = opaque(smem_u32);
-            kmajor_issue(sacc, base0 + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base0 + L::kQOff + st * L::kQBytes);
+            kmajor_issue(sacc, base0 + L::kKOff + 64 * wg * sm90::kSwizzleBytes, base0 + L::q_off(st));
           }
           // 80-row tile at 232 registers (kT80Serial): dP^T is issued after P^T is packed (below):
           // the S^T and dP^T accumulators (2 x 40) live together with dK and dV did not fit
@@ -1263,7 +1262,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int k = 0; k < kKS; ++k)
 #pragma unroll
               for (int x = 0; x < 4; ++x) pc[k][x] = opaque(pf[k][x]);  // a distinct register
-            issue_rs(dv, pf, L::kdOOff);
+            issue_rs(dv, pf, L::do_off(st));
             ptx::wgmma_wait_group<1>();  // S^T and dP^T retired; dV may run
             ptx::warpgroup_fence_operand(dpacc);
             compute_ds<T>(dpacc, pc, sDsum, quad);
@@ -1326,8 +1325,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         };
 
         if constexpr (kLag) {
-          issue_rs(dv, pf, L::kdOOff);
-          issue_rs(dk, df, L::kQOff);
+          issue_rs(dv, pf, L::do_off(st));
+          issue_rs(dk, df, L::q_off(st));
           // GEMM 5 of the PREVIOUS step of this side (none at its first step), issued while
           // GEMMs 3 and 4 of this step may still run; one wait retires all three. Same register
           // peak as the unlagged order (dK + dV + P^T/dS^T fragments + this accumulator).
@@ -1358,7 +1357,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             ptx::warpgroup_fence_operand(dv);
             cuda::ptx::mbarrier_arrive(&bars.do_empty);  // every MMA thread (kMmaArrivals)
           } else {
-            issue_rs(dv, pf, L::kdOOff);
+            issue_rs(dv, pf, L::do_off(st));
           }
           ptx::named_bar_sync(kBarDs, kMmaThreads);
           // kDq2: dV (dO's last reader; kDq2EarlyDv: released above) and this warpgroup's dQ^T (a
@@ -1371,7 +1370,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           };
           float dqacc[kAcc];
           issue_dqt(dqacc, L::ds_buf(step_use), wg);  // this warpgroup's 64 hdim rows of dQ^T
-          issue_rs(dk, df, L::kQOff);
+          issue_rs(dk, df, L::q_off(st));
           const int jr = static_cast<int>(opaque(static_cast<uint32_t>(M.kv_tile(slot, side))));
           if constexpr (kSplit) {
             // The split rank after the dQ^T stores, under dK (computed before them it spilled at
@@ -1395,8 +1394,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           // fenced) all retired, then dQ^T = K^T dS^T alone and its staging. With the dQ^T GEMM in
           // flight together with dK (the 64-row order), ptxas serialized every wgmma of the kernel
           // (C7512: 40 dQ^T accumulators + dK's fragments + dK + dV did not fit).
-          issue_rs(dv, pf, L::kdOOff);
-          issue_rs(dk, df, L::kQOff);
+          issue_rs(dv, pf, L::do_off(st));
+          issue_rs(dk, df, L::q_off(st));
           ptx::named_bar_sync(kBarDs, kMmaThreads);
           const int rank = kSplit ? rank_split(i_late, j, 0, 8) : warp == 0 ? rank_of(i_late, j) : 0;  // under dV / dK
           retire_all();
@@ -1413,11 +1412,11 @@ __global__ void __launch_bounds__(kThreads, 1)
           // order, so wait_group 1 retires dV and dQ while dK still runs, and the dQ partial is
           // staged for the writer under dK (it was staged after all three GEMMs: +3-10%, bea1336
           // A/B). Each GEMM accumulates in the same order as before: the same bits.
-          if (!early_dv) issue_rs(dv, pf, L::kdOOff);
+          if (!early_dv) issue_rs(dv, pf, L::do_off(st));
           ptx::named_bar_sync(kBarDs, kMmaThreads);
           float dqacc[32];
           issue_dq(dqacc, step_use & 1, wg);
-          issue_rs(dk, df, L::kQOff);
+          issue_rs(dk, df, L::q_off(st));
           // NOTES: the rank loop (shift / symmetric shift: O(n / 32) key evaluations per lane,
           // integer divisions) runs while the tensor cores work on the GEMMs; computed after the
           // dq_empty wait it stalled both warpgroups every step (warp 0 reaches the next named
@@ -1439,8 +1438,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           // 80-row tile (two staging buffers at head_dim 64): the same order with dQ transposed as at
           // head_dim 128's 80-row tile, dQ^T [64 hdim x 80 q] = K^T dS^T (issue_dqt, chunk 0);
           // early_dv is off there.
-          if (!early_dv) issue_rs(dv, pf, L::kdOOff);
-          issue_rs(dk, df, L::kQOff);
+          if (!early_dv) issue_rs(dv, pf, L::do_off(st));
+          issue_rs(dk, df, L::q_off(st));
           ptx::named_bar_sync(kBarDs, kMmaThreads);
           retire_all();
           // Q, dO, LSE, D of this stage are consumed (GEMM 5 reads only dS and K).

@@ -84,26 +84,31 @@ Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim, bool post_poll,
                         int shift_full_tiles_hd128) {
   const Schedule pick = recommend_from(rows);
-  Schedule rule = measured_rule_schedule(prob, head_dim, post_poll, shift_full_tiles_hd128);
-  if (rule == Schedule::kAuto) return pick;
   auto model_ms = [&rows](Schedule s) {
     for (const PlanRow& r : rows)
       if (r.feasible && r.deterministic && r.schedule == s) return r.makespan;
     return std::numeric_limits<double>::infinity();
   };
-  // The head_dim 128 two-buffer shift rule (its own tolerance), then the rules below it.
-  if (head_dim == 128 && !prob.causal && rule == Schedule::kShift) {
-    if (pick == Schedule::kShift || model_ms(Schedule::kShift) <= model_ms(pick) * (1.0 + kShiftLongFull128ModelGap))
-      return Schedule::kShift;
-    rule = measured_rule_schedule(prob, head_dim, post_poll, 0);
-    if (rule == Schedule::kAuto) return pick;
+  // The measured rules' schedules in order, each with the tolerance within which the model must
+  // have it: the head_dim 128 two-buffer shift rule first (where it applies: the rule with it
+  // differs from the one without), then the older rule and spt, which share one tolerance
+  // (kSptLongFullModelGap == kSptShortCausalModelGap == kShiftLongFullModelGap, asserted in
+  // planner.h; the head_dim 64 rule falls back to spt's where the model has shift far behind:
+  // the kernels without the closed-form rank).
+  struct Candidate {
+    Schedule schedule;
+    double gap;
+  };
+  std::vector<Candidate> candidates;
+  const Schedule older = measured_rule_schedule(prob, head_dim, post_poll);
+  const Schedule rule = measured_rule_schedule(prob, head_dim, post_poll, shift_full_tiles_hd128);
+  if (rule != older) candidates.push_back({rule, kShiftLongFull128ModelGap});
+  if (older != Schedule::kAuto) {
+    candidates.push_back({older, kSptLongFullModelGap});
+    candidates.push_back({Schedule::kSpt, kSptLongFullModelGap});
   }
-  // The three rules share one tolerance (kSptLongFullModelGap == kSptShortCausalModelGap ==
-  // kShiftLongFullModelGap, asserted in planner.h). The head_dim 64 rule falls back to spt's
-  // where the model has shift far behind (the kernels without the closed-form rank).
-  const double limit = model_ms(pick) * (1.0 + kSptLongFullModelGap);
-  for (Schedule s : {rule, Schedule::kSpt})
-    if (s == pick || model_ms(s) <= limit) return s;
+  for (const Candidate& c : candidates)
+    if (c.schedule == pick || model_ms(c.schedule) <= model_ms(pick) * (1.0 + c.gap)) return c.schedule;
   return pick;
 }
 

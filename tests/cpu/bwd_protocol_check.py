@@ -219,36 +219,27 @@ class Model:
                     if tid == 0 and l == near:
                         ops.append(("arrive", NE, ne_phase - 1, None))
                     ops.append(("wait", QF + st, u >> 1, None, ("q_acq", st, u)))
-                    if a.dq2:
-                        dsb = 0                                                 # one dS buffer
+                    if a.dq2:   # the two-buffer kernel's step up to its dQ staging (shared below)
                         ops.append(("wait", DOF, u, None, ("do_acq", u)))         # before dP^T
                         if a.defect == "dq2-early-do-release":
                             ops.append(("arrive", DOE, u, ("do_rel",)))
                         if a.defect != "dq2-no-ds-wait":
                             ops.append(("wait", DSE, u - 1, None, None))         # before the dS store
-                        ops.append(("dsw", dsb, u))
+                        ops.append(("dsw", 0, u))                               # one dS buffer
                         ops.append(("dor", u))                                  # dV reads dO (issued; early dV: before the store)
                         if a.dq2_early_dv and a.defect != "dq2-early-do-release":
                             ops.append(("arrive", DOE, u, ("do_rel",)))          # dV retired before the barrier
                         ops.append(("bar", bar))
-                        ops.append(("dsr", dsb, u))                             # dQ^T reads dS (both halves), K
+                        ops.append(("dsr", 0, u))                               # dQ^T reads dS (both halves), K
                         if not a.dq2_early_dv and a.defect != "dq2-early-do-release":
                             ops.append(("arrive", DOE, u, ("do_rel",)))          # wait_group 1: dV and dQ^T retired
                         ops.append(("arrive", DSE, u, None))
-                        db, dk = self.dq_buf(u), self.dq_k(u)
-                        ops.append(("wait", DE + db, dk - 1, None, None))       # stage_dq
-                        if a.split_rank:
-                            ops.append(("radd", db, u))
-                        ops.append(("stage", db, u, tid == 0))
-                        ops.append(("arrive", DF + db, dk, None))
-                        ops.append(("arrive", QE + st, u >> 1, ("q_rel", st)))
-                        bar += 1
-                        step_use += 1
-                        continue
-                    ops.append(("dsw", st, u))                                  # dS^T half -> smem
+                    else:
+                        ops.append(("dsw", st, u))                              # dS^T half -> smem
+                        if a.hdim == 128:
+                            ops.append(("bar", bar))
+                            ops.append(("dsr", st, u))                          # dQ GEMM reads dS (both halves), K
                     if a.hdim == 128:
-                        ops.append(("bar", bar))
-                        ops.append(("dsr", st, u))                              # dQ GEMM reads dS (both halves), K
                         db, dk = self.dq_buf(u), self.dq_k(u)
                         if a.split_rank and a.defect == "rank-add-before-wait":
                             ops.append(("radd", db, u))

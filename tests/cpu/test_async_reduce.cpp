@@ -1066,11 +1066,18 @@ Score merged(const Score& a, const Score& b) {
   return s;
 }
 
+// kSm90Params without the two-buffer shift rule (CostParams::shift_full_tiles_hd128 = 0): the start
+// of every older set below, whose kernels staged full-mask shift's dQ in one buffer at 80 rows.
+CostParams sm90_set_one_buffer() {
+  CostParams p = kSm90Params;
+  p.shift_full_tiles_hd128 = 0;
+  return p;
+}
+
 // The set of the 1f1af5c refit (late taking, fitted on kMeasuredSm90 + kMeasuredSm90HeadMajor, the
 // kernel before 99e56b6 / bea1336 / a77d6b6): the set the two older sweeps were fitted with.
 CostParams sm90_set_1f1af5c() {
-  CostParams p = kSm90Params;
-  p.shift_full_tiles_hd128 = 0;  // (the sets before the two-buffer shift: no such rule)
+  CostParams p = sm90_set_one_buffer();
   p.order_penalty_closed = p.order_penalty_closed_sym = -1.0;  // (every set before ff7314a: the rank a loop in the MMA warps)
   p.post_gbytes_per_s = 0.0;  // (every set before the e29ccbd refit: no postprocess term)
   p.post_poll = false;
@@ -1100,8 +1107,7 @@ CostParams sm90_set_82481fb() {
 // The set of the e58bc06 refit (fitted on kMeasuredSm90A77, the single-writer kernel of a77d6b6),
 // which the dual-writer refit replaced.
 CostParams sm90_set_e58bc06() {
-  CostParams p = kSm90Params;
-  p.shift_full_tiles_hd128 = 0;  // (the sets before the two-buffer shift: no such rule)
+  CostParams p = sm90_set_one_buffer();
   p.order_penalty_closed = p.order_penalty_closed_sym = -1.0;
   p.post_gbytes_per_s = 0.0;
   p.post_poll = false;
@@ -1121,8 +1127,7 @@ CostParams sm90_set_e58bc06() {
 // from e8a6c5a to the refit. Without post_poll the planner's short-causal rule keeps its 8 tiles, so
 // this is that planner's `auto` as well.
 CostParams sm90_set_250529d() {
-  CostParams p = kSm90Params;
-  p.shift_full_tiles_hd128 = 0;  // (the sets before the two-buffer shift: no such rule)
+  CostParams p = sm90_set_one_buffer();
   p.per_sm_tflops = 5.5;
   p.compute_overhead_us = 0.25;
   p.task_overhead_us = 17.0;
