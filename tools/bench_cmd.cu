@@ -277,6 +277,8 @@ int bench_main(int argc, char** argv) {
     const double bwd_flops = 2.5 * fwd_flops;
     const float fwd_ms = time_ms([&] { st = dash::attn_fwd(fp, nullptr); }, opt.reps);
     if (!st.ok()) { std::fprintf(stderr, "attn_fwd: %s\n", st.message); return 1; }
+    // O and LSE of the last timed forward ("fwd_hash"): a forward change that must keep its bits.
+    const uint64_t fwd_hash = hash_device({{o, nq * 2}, {lse, (size_t)s.batch * s.heads_q * s.seqlen_q * sizeof(float)}});
     const char* mask = s.causal ? "causal" : "full";
     std::printf("%-5d %-6s %-6d %-6d %-16s %9.3f %8.1f %9s %8s\n", sh.hdim, mask, sh.seqlen, sh.batch, "forward",
                 fwd_ms, fwd_flops / fwd_ms * 1e-9, "", "");
@@ -329,13 +331,15 @@ int bench_main(int argc, char** argv) {
                     "\"schedule\": \"%s\", \"ran\": \"%s\", \"bwd_ms\": %.4f, \"bwd_tflops\": %.2f, \"pred_ms\": %.4f, "
                     "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f, \"layout\": \"%s\", "
                     "\"head_block\": %d, \"dq_writers\": %d, \"block_m\": %d, \"producer_regs\": %d, \"dq_stage_bufs\": %d, "
-                    "\"split_rank\": %s, \"writer_rank\": %s, \"pdl\": %s, \"post_poll\": %s, \"pre_vec\": %s, \"grad_hash\": \"%016llx\"}",
+                    "\"split_rank\": %s, \"writer_rank\": %s, \"pdl\": %s, \"post_poll\": %s, \"pre_vec\": %s, \"grad_hash\": \"%016llx\", "
+                    "\"fwd_hash\": \"%016llx\"}",
                     first_json ? "" : ",\n", sh.hdim, s.causal ? "true" : "false", sh.seqlen, sh.batch, sh.heads,
                     sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms,
                     bwd_flops / r.ms * 1e-9, r.pred_ms, fwd_ms, fwd_flops / fwd_ms * 1e-9,
                     atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd", r.head_block, r.dq_writers,
                     r.block_m, r.producer_regs, r.dq_stage_bufs, r.split_rank ? "true" : "false", r.writer_rank ? "true" : "false", r.pdl ? "true" : "false",
-                    r.post_poll ? "true" : "false", r.pre_vec ? "true" : "false", static_cast<unsigned long long>(r.grad_hash));
+                    r.post_poll ? "true" : "false", r.pre_vec ? "true" : "false", static_cast<unsigned long long>(r.grad_hash),
+                    static_cast<unsigned long long>(fwd_hash));
       json += line;
       first_json = false;
     }
