@@ -200,30 +200,16 @@ __device__ __forceinline__ void softmax_block(float (&s)[kAcc], int key0, const 
                                               float (&row_max)[2], float (&row_sum)[2], float (&corr)[2],
                                               float scale_log2, int quad) {
   constexpr int kBN = 2 * kAcc;  // keys in the block (m64nN accumulator: N / 2 registers)
-  // The row max as a tree: four partial maxima per row (chains of kBN / 16 instead of kBN / 4
-  // dependent FMNMX; the max is on every block's critical path, from the S GEMM to the first
-  // exponential). A max is exact and its order does not matter: the same bits as one chain.
-  constexpr int kMaxParts = 4;
-  float mxp[2][kMaxParts];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    mxp[h][0] = row_max[h];
-#pragma unroll
-    for (int a = 1; a < kMaxParts; ++a) mxp[h][a] = -INFINITY;
-  }
+  float mx[2] = {row_max[0], row_max[1]};
 #pragma unroll
   for (int i = 0; i < kBN / 2; ++i) {
     const int h = (i % 4) / 2;
-    const int a = (i % 2) + 2 * ((i / 4) % 2);  // row h's elements i, i + 1, i + 4, i + 5 in different parts
     if constexpr (kMask) {
       const int key = key0 + 8 * (i / 4) + 2 * quad + (i % 2);
       if (key > key_lim[h]) s[i] = -INFINITY;
     }
-    mxp[h][a] = fmaxf(mxp[h][a], s[i]);
+    mx[h] = fmaxf(mx[h], s[i]);
   }
-  float mx[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) mx[h] = fmaxf(fmaxf(mxp[h][0], mxp[h][1]), fmaxf(mxp[h][2], mxp[h][3]));
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
