@@ -4,7 +4,7 @@
 #          forward's row max as a tree of four partial maxima per row (attn_fwd_sm90.cu
 #          softmax_block; same bits by construction). ncu at hdim 64 (gpu-next45.sh) showed the
 #          max as one serial FMNMX chain of 32 per row on every key block's critical path. The
-#          forward tests (float64 reference, ping-pong / persistent / fp16 / 176-key bits), then
+#          forward tests (its first run matched none: the filter lacked the parameterised prefix; float64 reference, ping-pong / persistent / fp16 / 176-key bits), then
 #          2 interleaved rounds of old / new `dash-attn bench` (normal data, descending) at hdim
 #          128 and 64, full and causal, 1k-16k: forward time old / new, and grad_hash equal
 #          (the backward reads O and LSE: any changed forward bit changes it).
@@ -15,7 +15,7 @@ gpu_setup gpu-next46
 {
 if [ "${PART:-1}" = 1 ]; then
   echo "== forward tests $(el)"
-  timeout -k 5 200 bins/new/dash_gpu_tests --gtest_filter='FwdSm90*' > "$O/test-fwd.log" 2>&1
+  timeout -k 5 200 bins/new/dash_gpu_tests --gtest_filter='*FwdSm90*' > "$O/test-fwd.log" 2>&1
   echo "rc $?"; grep -E "^\[  (FAILED|  PASSED)|Failure" "$O/test-fwd.log" | head -12
   echo "== A/B $(el)"
   for r in 1 2; do
