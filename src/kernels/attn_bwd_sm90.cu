@@ -896,7 +896,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(BM == kBM || D == 128 || !kLean, "80-row tiles at head_dim 64: the 40 / 232 split only");
   static_assert(!kLean || !kLag, "the 24-register producer split is not built with the lagged-dQ draft");
   static_assert(!kDq2 || (BM == kBM80 && D == 128 && kLean), "two staging buffers: the 80-row kLean kernels only");
-  // kDq2EarlyDv (DRAFT, DASH_BWD_SM90_DQ2_EARLY_DV=1; compile-checked only, twenty-third session):
+  // kDq2EarlyDv (opt-in, DASH_BWD_SM90_DQ2_EARLY_DV=1; measured in the twenty-fourth session, docs/perf.md
+  // v25 item 1: +2-4% for descending / ascending / spt on 80 rows, none for shift, not the default):
   // the two-buffer kernel with dV issued as soon as P^T is packed (early dV), retired before the dS
   // barrier and dO released there, half a step earlier than after the dQ^T GEMM (docs/bwd-sm90.md
   // "Two dQ staging buffers at 80 rows").

@@ -357,9 +357,11 @@ inline bool bwd_sm90_dq2_for(Schedule schedule) {
   if (e != nullptr && *e != '\0') return std::strcmp(e, "0") != 0;
   return schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
 }
-// DASH_BWD_SM90_DQ2_EARLY_DV=1 (DRAFT, twenty-third session; compile-checked only): where the two-buffer
-// kernel runs (bf16; not the split-rank variant), its variant that issues dV under the dS math and
-// releases dO before the dS barrier. Same GEMMs and adds in the same order: the same bits.
+// DASH_BWD_SM90_DQ2_EARLY_DV=1 (opt-in; written in the twenty-third session, measured on the H200 in the
+// twenty-fourth, docs/perf.md v25 item 1): where the two-buffer kernel runs (bf16; not the split-rank
+// variant), its variant that issues dV under the dS math and releases dO before the dS barrier. Same
+// GEMMs and adds in the same order: the same bits. +2-4% for descending / ascending / spt on forced
+// 80-row tiles (which then match their 64-row kernels), nothing for the default two-buffer shift.
 inline bool bwd_sm90_dq2_early_dv_enabled() { return env_set_to_one("DASH_BWD_SM90_DQ2_EARLY_DV"); }
 // The dQ staging buffers in shared memory of an sm90 launch of `schedule` with `block_m`-row tiles
 // and the producer warpgroup at `producer_regs` (BwdLaunchInfo::dq_stage_bufs): two, but one with
