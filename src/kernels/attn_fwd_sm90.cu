@@ -69,14 +69,7 @@ constexpr int kBNBase = 128;       // keys per K/V tile
 constexpr int kBN176 = 176;
 constexpr int kStagesBase = 2;      // K/V ring depth, default variant
 constexpr int kStagesPingPong = 3;  // K/V ring depth, ping-pong variant (128-key tiles)
-// head_dim 64 (32 KiB per K/V stage): 4 stages (144 KiB with Q). DRAFT, twenty-fourth session: cuDNN's
-// head_dim 64 forward kernel holds 134 KiB of shared memory against our 116 (docs/perf.md v25 item 6).
-#ifndef DASH_FWD_STAGES_HD64
-#define DASH_FWD_STAGES_HD64 4
-#endif
-constexpr int fwd_stages(bool pingpong, int bn, int d) {
-  return pingpong && bn == kBNBase ? (d == 64 ? DASH_FWD_STAGES_HD64 : kStagesPingPong) : kStagesBase;
-}
+constexpr int fwd_stages(bool pingpong, int bn) { return pingpong && bn == kBNBase ? kStagesPingPong : kStagesBase; }
 // K and V of a stage released separately: K after the S GEMM that read it (k_empty), V after the
 // P V GEMM (kv_empty), instead of both after P V. With one release, a 2-stage ring has the
 // next-but-one K load start only when the current P V ends, one block before that K is needed:
@@ -243,7 +236,7 @@ template <typename T, int D, bool kCausal, bool kPingPong, int kBN>
 __global__ void __launch_bounds__(kThreads, 1)
     attn_fwd_sm90_kernel(const __grid_constant__ CUtensorMap tm_q, const __grid_constant__ CUtensorMap tm_k,
                          const __grid_constant__ CUtensorMap tm_v, const FwdKernelParams p) {
-  constexpr int kStages = fwd_stages(kPingPong, kBN, D);
+  constexpr int kStages = fwd_stages(kPingPong, kBN);
   using L = Sm90FwdSmem<D, kStages, kBN>;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   constexpr bool kSplitKV = fwd_split_kv_release(kBN, D, kCausal);
@@ -548,7 +541,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 template <typename T, int D, bool kCausal, bool kPingPong, int kBN>
 cudaError_t launch(const FwdKernelParams& p, cudaStream_t stream) {
-  using L = Sm90FwdSmem<D, fwd_stages(kPingPong, kBN, D), kBN>;
+  using L = Sm90FwdSmem<D, fwd_stages(kPingPong, kBN), kBN>;
   CUtensorMap tm_q, tm_k, tm_v;
   const Strides3 sq{p.q.sb, p.q.ss, p.q.sh}, sk{p.k.sb, p.k.ss, p.k.sh}, sv{p.v.sb, p.v.ss, p.v.sh};
   // A stride the TMA cannot express (e.g. 0, unaligned) is "not supported": the caller falls back.
