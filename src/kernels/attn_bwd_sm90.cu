@@ -1613,8 +1613,9 @@ struct MainLauncher {
           // Two dQ staging buffers, one dO stage, one dS buffer (shift by default: bwd_sm90_dq2_for).
           if constexpr (kHasBm80Dq2<T, D, C>) {
             if (lean && bwd_sm90_dq2_for(p.model.schedule)) {
-              // DRAFT (DASH_BWD_SM90_DQ2_EARLY_DV=1, bf16): the early-dV variant, base and shift's
-              // writer rank (the split-rank variant keeps the default kernel).
+              // Opt-in (DASH_BWD_SM90_DQ2_EARLY_DV=1, bf16; measured: docs/perf.md v25 item 1): the
+              // early-dV variant, base and shift's writer rank (the split-rank variant keeps the
+              // default kernel).
               if constexpr (std::is_same_v<T, __nv_bfloat16>) {
                 if (bwd_sm90_dq2_early_dv_enabled() && !split) {
                   if (wrank)

@@ -69,6 +69,8 @@ struct BwdKernelParams {
   // its adds have landed; the semaphore still moves only after completion, and the unordered
   // (atomic) mode waits for completion only before the writer exits. Same adds in the same
   // order: the same bits. Motivation: ncu at bea1336, the MMA warps wait on dq_empty (v6).
+  // Measured, not the default: within noise with two writers (docs/perf.md v7) and on every tile
+  // kernel including the two-buffer 80-row one (v25 item 3: the wait is the reduce itself).
   int writer_early_release;
   // Two dQ writers (warps 9 and 11), one per staging buffer, so the semaphore wait, reduce and
   // release of tile q + 1 overlap those of tile q (different dQ tiles: independent chains). Same
@@ -368,7 +370,7 @@ inline bool bwd_sm90_dq2_early_dv_enabled() { return env_set_to_one("DASH_BWD_SM
 // the 80-row tile at head_dim 128 (no room for a second) unless the two-buffer kernel ran.
 inline int bwd_sm90_dq_stage_bufs(int block_m, int head_dim, DType dtype, bool causal, int producer_regs,
                                   Schedule schedule) {
-  if (block_m != 80 || head_dim != 128) return 2;
+  if (block_m != kBwdSm90BlockM80 || head_dim != 128) return 2;
   return bwd_sm90_has_dq2(dtype, head_dim, causal) && producer_regs == 24 && bwd_sm90_dq2_for(schedule) ? 2 : 1;
 }
 // The 80-row tile is the default for the schedules bwd_sm90_block_m names from this many rows and keys
