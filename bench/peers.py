@@ -25,7 +25,15 @@ forward with autograd recording (as in training); "fwd+bwd" runs the forward and
 torch.autograd.grad; bwd = median of the backward's own time inside those iterations (a CUDA
 event between the forward and torch.autograd.grad; until a77d6b6 it was median(fwd+bwd) -
 median(fwd), kept as bwd_sub_ms: at seqlen 512 the forward medians scattered and the
-difference was noise). FLOPs (FlashAttention convention):
+difference was noise). The forward ratio against cuDNN comes from a separate forward-only phase
+after the rounds (--fwd-rounds, on by default since the twenty-fifth session): every implementation
+with its own forward kernel (the dash schedules share one: dash:auto's turn stands for them) times
+--warmup + --fwd-reps forwards per turn, turns interleaved for --fwd-rounds rounds (order reversed
+every other round), so that each forward follows a forward. The forwards timed inside the rounds
+follow the previous implementation's fwd+bwd iterations and carry its after-effects: in the
+a72dbe9 peers run the same dash forward kernel measured 3.14-3.78 ms at hdim 128 full 16k across
+the dash columns and rounds (cuDNN 3.18-3.45); that ratio is kept as fwd_vs_cudnn_fwd_in_rounds.
+FLOPs (FlashAttention convention):
 fwd 4*b*h*s*s*d, halved for causal; bwd 2.5x fwd.
 
 Determinism: the gradients of every timed fwd+bwd iteration (warm-up included) are compared
@@ -268,6 +276,7 @@ class ImplRun:
         self.res = {"name": name}
         self.warnings = set()
         self.fwd_ms, self.fb_ms, self.bw_ms, self.round_bwd_ms = [], [], [], []
+        self.fwd_phase_ms = []  # forward-only phase (time_fwd_turn)
         self.ref_bits = None
         self.mism = None
         self.n_cmp = 0
@@ -392,8 +401,32 @@ class ImplRun:
         self.bw_ms += bw
         self.round_bwd_ms.append(statistics.median(bw))
 
+    def time_fwd_turn(self, reps):
+        """One turn of the forward-only phase: --warmup forwards, then `reps` timed ones."""
+        if self.ok:
+            self._guard(lambda: self._time_fwd_turn(reps))
+        return self
+
+    def _time_fwd_turn(self, reps):
+        timer = self.timer
+        for _ in range(self.args.warmup):
+            o = self._fwd()
+            del o
+        timer.sync()
+        ts = []
+        for _ in range(reps):
+            t0 = timer.start()
+            o = self._fwd()
+            ts.append(timer.stop(t0))
+            del o
+        timer.sync()
+        self.fwd_phase_ms += [timer.ms(p) for p in ts]
+
     def result(self):
         res = self.res
+        if self.ok and self.fwd_phase_ms:
+            res["fwd_phase_ms"] = statistics.median(self.fwd_phase_ms)
+            res["fwd_phase_ms_all"] = [round(x, 4) for x in self.fwd_phase_ms]
         if self.ok and self.bw_ms:
             res["fwd_ms"] = statistics.median(self.fwd_ms)
             res["fwdbwd_ms"] = statistics.median(self.fb_ms)
@@ -452,10 +485,33 @@ def shape_ratios(impls):
     dash_fwd = [fwd("dash:" + s) for s in DASH_SCHEDULES]
     dash_fwd = [x for x in dash_fwd if x is not None]
     if dash_fwd:
-        out["dash_fwd_tflops"] = statistics.median(dash_fwd)
-        out["fwd_vs_cudnn_fwd"] = ratio(out["dash_fwd_tflops"], fwd("cudnn"))
-        out["fwd_vs_flex_fwd"] = ratio(out["dash_fwd_tflops"], fwd("flex"))
+        # in the rounds: the median over the dash columns (one forward kernel) against cuDNN's column
+        out["dash_fwd_tflops_in_rounds"] = statistics.median(dash_fwd)
+        out["fwd_vs_cudnn_fwd_in_rounds"] = ratio(out["dash_fwd_tflops_in_rounds"], fwd("cudnn"))
+        out["fwd_vs_flex_fwd_in_rounds"] = ratio(out["dash_fwd_tflops_in_rounds"], fwd("flex"))
+        out["dash_fwd_tflops"] = out["dash_fwd_tflops_in_rounds"]
+        out["fwd_vs_cudnn_fwd"] = out["fwd_vs_cudnn_fwd_in_rounds"]
+        out["fwd_vs_flex_fwd"] = out["fwd_vs_flex_fwd_in_rounds"]
+
+    def fwdp(n):
+        r = impls.get(n)
+        return r.get("fwd_phase_tflops") if r and "error" not in r else None
+
+    rep = fwd_phase_dash(list(impls))
+    if rep and fwdp(rep) is not None:
+        # the forward-only phase (the default): replaces the in-round ratio
+        out["fwd_ratio_from"] = "fwd phase (" + rep + ")"
+        out["dash_fwd_tflops"] = fwdp(rep)
+        out["fwd_vs_cudnn_fwd"] = ratio(fwdp(rep), fwdp("cudnn"))
+        out["fwd_vs_flex_fwd"] = ratio(fwdp(rep), fwdp("flex"))
     return out
+
+
+def fwd_phase_dash(names):
+    """The dash implementation whose turn stands for every dash schedule in the forward-only phase
+    (they all run the same forward kernel): dash:auto, else the first dash one."""
+    dash = [n for n in names if n.startswith("dash:")]
+    return "dash:auto" if "dash:auto" in dash else (dash[0] if dash else None)
 
 
 def fmt(x, nd=1):
@@ -472,8 +528,11 @@ def print_tables(results, impl_names, file=sys.stdout):
         groups.setdefault((r["hdim"], r["mask"]), []).append(r)
     short_names = {n: n.replace("dash:", "").replace("symmetric_shift", "sym_shift") for n in impl_names}
     for (hdim, mask), rows in groups.items():
-        for what in ("bwd", "fwd"):
-            print(f"\n{what} TFLOP/s, hdim {hdim}, {mask} (det: * = gradients bitwise equal over the runs, "
+        for what in ("bwd", "fwd", "fwd_phase"):
+            if what == "fwd_phase" and not any(x.get("fwd_phase_tflops") for r in rows for x in r["impls"].values()):
+                continue
+            title = {"bwd": "bwd", "fwd": "fwd (in the rounds)", "fwd_phase": "fwd (forward-only phase)"}[what]
+            print(f"\n{title} TFLOP/s, hdim {hdim}, {mask} (det: * = gradients bitwise equal over the runs, "
                   f"! = differed, E = error)", file=file)
             hdr = ["seqlen", "batch"] + [short_names[n] for n in impl_names]
             w = [6, 5] + [max(8, len(h)) for h in hdr[2:]]
@@ -496,7 +555,8 @@ def print_tables(results, impl_names, file=sys.stdout):
                 ("/cudnn", "best_det_vs_cudnn_bwd"), ("/flex", "best_det_vs_flex_bwd"),
                 ("/fa2det", "best_det_vs_flash_detmode_bwd"), ("/atomic", "best_det_vs_atomic"),
                 ("/max(asc,spt)", "best_vs_max_ascending_spt"), ("shift/asc", "shift_vs_ascending"),
-                ("auto/best", "auto_vs_best"), ("auto ran", "auto_ran"), ("fwd/cudnn", "fwd_vs_cudnn_fwd")]
+                ("auto/best", "auto_vs_best"), ("auto ran", "auto_ran"), ("fwd/cudnn", "fwd_vs_cudnn_fwd"),
+                ("fwd/cudnn rnd", "fwd_vs_cudnn_fwd_in_rounds")]
         w = [6] + [max(9, len(c[0])) for c in cols]
         w[1] = 15
         print("  ".join(h.rjust(wi) for h, wi in zip(["seqlen"] + [c[0] for c in cols], w)), file=file)
@@ -585,6 +645,10 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=1,
                     help="timing rounds per implementation, interleaved across implementations (order "
                          "reversed every other round); the median is over all rounds' iterations")
+    ap.add_argument("--fwd-rounds", type=int, default=5,
+                    help="rounds of the forward-only phase after the fwd+bwd rounds (0 = none: the forward ratio "
+                         "then comes from the forwards timed inside the rounds)")
+    ap.add_argument("--fwd-reps", type=int, default=10, help="timed forwards per turn of the forward-only phase")
     ap.add_argument("--budget-s", type=float, default=0.0,
                     help="stop starting new shapes after this many seconds (0 = no limit); skipped shapes are "
                          "listed in the JSON")
@@ -603,6 +667,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.rounds < 1 or args.reps < 1:
         ap.error(f"--rounds and --reps must be >= 1, got {args.rounds} and {args.reps}")
+    if args.fwd_rounds < 0 or args.fwd_reps < 1:
+        ap.error(f"--fwd-rounds must be >= 0 and --fwd-reps >= 1, got {args.fwd_rounds} and {args.fwd_reps}")
     for pth in (args.json, args.png):
         if pth and os.path.dirname(pth):
             os.makedirs(os.path.dirname(pth), exist_ok=True)
@@ -639,6 +705,9 @@ def main(argv=None):
         "det_mode": "torch.use_deterministic_algorithms(True) around fwd and bwd; "
                     f"fill_uninitialized_memory={bool(args.fill_uninitialized)}",
         "layout": "q/k/v (b, s, h, d) contiguous; SDPA/flex get transpose(1, 2) views of them",
+        "fwd_ratio": "fwd_vs_cudnn_fwd from the forward-only phase (--fwd-rounds turns of --warmup + --fwd-reps "
+                     "forwards per forward kernel, interleaved, dash:auto standing for the dash schedules) when it "
+                     "ran; fwd_vs_cudnn_fwd_in_rounds: median of the dash columns' in-round forwards over cuDNN's",
     }
     try:
         import dash_attn
@@ -711,12 +780,22 @@ def main(argv=None):
             for name in (impl_names if rnd % 2 == 0 else impl_names[::-1]):
                 if name in runs:
                     runs[name].time_round()
+        # forward-only phase: one turn per forward kernel (the dash schedules share one)
+        dash_rep = fwd_phase_dash([n for n in impl_names if n in runs and runs[n].ok])
+        fwd_names = [n for n in impl_names if n in runs and (not n.startswith("dash:") or n == dash_rep)]
+        for rnd in range(args.fwd_rounds):
+            if any(not r.ok and is_fatal_cuda_error(r.res["error"]) for r in runs.values()):
+                break
+            for name in (fwd_names if rnd % 2 == 0 else fwd_names[::-1]):
+                runs[name].time_fwd_turn(args.fwd_reps)
         for name in impl_names:
             if name not in runs:
                 continue
             r = runs[name].result()
             if "error" not in r:
                 r["fwd_tflops"] = fl / (r["fwd_ms"] * 1e-3) / 1e12 if r["fwd_ms"] > 0 else None
+                if r.get("fwd_phase_ms"):
+                    r["fwd_phase_tflops"] = fl / (r["fwd_phase_ms"] * 1e-3) / 1e12
                 r["bwd_tflops"] = 2.5 * fl / (r["bwd_ms"] * 1e-3) / 1e12 if r["bwd_ms"] > 0 else None
                 r["fwdbwd_tflops"] = 3.5 * fl / (r["fwdbwd_ms"] * 1e-3) / 1e12
                 extra = f" ran {r['auto_ran']}" if "auto_ran" in r else ""

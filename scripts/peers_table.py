@@ -59,9 +59,12 @@ for h in (128, 64):
         # timed in other turns): separates the pick from the spread between two rows of one kernel.
         picked = sum(tf(r, "dash:" + r["ratios"]["auto_ran"]) >= 0.97 * r["ratios"]["best_det_bwd_tflops"] for r in rs)
         fwd = [round(r["ratios"]["fwd_vs_cudnn_fwd"], 3) for r in rs]
+        # peers.py's forward-only phase since the twenty-fifth session; the in-round ratio beside it
+        fwd_rnd = [round(r["ratios"].get("fwd_vs_cudnn_fwd_in_rounds", r["ratios"]["fwd_vs_cudnn_fwd"]), 3) for r in rs]
         print(f"hdim {h} {m}: /cudnn {rng('best_det_vs_cudnn_bwd')} /flex {rng('best_det_vs_flex_bwd')} "
               f"/atomic {rng('best_det_vs_atomic')} auto>=0.97 {auto}/{len(rs)} (its schedule's row: {picked}/{len(rs)}) "
-              f"shift/asc {rng('shift_vs_ascending')} best/max(asc,spt) {rng('best_vs_max_ascending_spt')} fwd/cudnn {fwd}")
+              f"shift/asc {rng('shift_vs_ascending')} best/max(asc,spt) {rng('best_vs_max_ascending_spt')} fwd/cudnn {fwd} "
+              f"(in the rounds {fwd_rnd})")
 for (h, m, s), r in sorted(by.items(), key=lambda x: (-x[0][0], x[0][1], x[0][2])):
     print(f"{h} {m} {s} shift {tf(r, 'dash:shift'):.0f} sym {tf(r, 'dash:symmetric_shift'):.0f} "
           f"desc {tf(r, 'dash:descending'):.0f} atomic {tf(r, 'dash:atomic'):.0f} auto ran {r['ratios']['auto_ran']}")

@@ -89,12 +89,6 @@ constexpr int kBarTurnWG1 = 1;  // WG1 may issue its GEMMs
 constexpr int kBarTurnWG2 = 2;  // WG2 may issue its GEMMs
 constexpr int kTurnThreads = 256;
 constexpr size_t kMaxSmemPerCta = 227 * 1024;  // sm_90 opt-in limit (dynamic + static)
-// When a warp skips the rescale of O (softmax_block): -1 never, 0 when no row's max grew (the same
-// bits), N > 0 while no row's max grew by more than 2^N (docs/fwd-sm90.md "Conditional rescale").
-#ifndef DASH_FWD_RESCALE_SKIP
-#define DASH_FWD_RESCALE_SKIP -1
-#endif
-constexpr int kRescaleSkip = DASH_FWD_RESCALE_SKIP;
 
 // Byte sizes of the smem tiles ([rows x 64] 2-byte (bf16/f16) sub-tiles, 128 B per row, 1024 B aligned).
 template <int D, int kStages, int kBN>
@@ -201,19 +195,8 @@ __device__ __forceinline__ bool unit_tile(const TileOrder& o, int u, int k, int*
 // Mask (when needed), row max, rescale factor, exponentials and partial row sums for one key
 // block held in the S accumulator (m64n128 layout). On return s holds P (fp32, unnormalised).
 // Row h (0: r, 1: r + 8) of this thread owns registers i with (i % 4) / 2 == h.
-//
-// The rescale of O (corr) is decided per warp (its 16 rows), kRescaleSkip (DASH_FWD_RESCALE_SKIP):
-//   < 0: every block rescales (corr = 1 for rows whose max did not grow);
-//   = 0: a warp none of whose rows' max grew skips the rescale (corr would be exactly 1 for all of
-//        them: the same bits as < 0, fewer instructions);
-//   > 0: a warp keeps its rows' stale maxima while no row's max grew by more than kRescaleSkip in
-//        log2 units (P <= 2^kRescaleSkip, exact in fp32 / bf16 / fp16 range), FlashAttention-4's
-//        conditional rescaling: LSE is max_used + log(sum) with the same max_used, so O and LSE
-//        stay exact up to rounding (other bits than < 0; deterministic: the decision depends only
-//        on the data of the warp's rows).
-// Returns whether the caller must rescale O by corr.
-template <bool kMask, int kFmaEvery, int kRescaleSkip, int kAcc>
-__device__ __forceinline__ bool softmax_block(float (&s)[kAcc], int key0, const int (&key_lim)[2],
+template <bool kMask, int kFmaEvery, int kAcc>
+__device__ __forceinline__ void softmax_block(float (&s)[kAcc], int key0, const int (&key_lim)[2],
                                               float (&row_max)[2], float (&row_sum)[2], float (&corr)[2],
                                               float scale_log2, int quad) {
   constexpr int kBN = 2 * kAcc;  // keys in the block (m64nN accumulator: N / 2 registers)
@@ -232,35 +215,14 @@ __device__ __forceinline__ bool softmax_block(float (&s)[kAcc], int key0, const 
     mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
     mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
   }
-  bool rescale = true;
-  if constexpr (kRescaleSkip >= 0) {
-    bool grew = false;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      // -inf - -inf is NaN (false): a row that still sees no key does not ask for a rescale.
-      if constexpr (kRescaleSkip == 0)
-        grew |= mx[h] > row_max[h];
-      else
-        grew |= mx[h] * scale_log2 - row_max[h] * scale_log2 > static_cast<float>(kRescaleSkip);
-    }
-    rescale = __any_sync(0xffffffffu, grew);
-  }
   float base[2];
-  if (rescale) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      // A row with no visible key so far keeps max -inf: its P is exp2(-inf) = 0 and O stays 0.
-      base[h] = mx[h] == -INFINITY ? 0.f : mx[h] * scale_log2;
-      corr[h] = row_max[h] == -INFINITY ? 0.f : ptx::ex2_approx_ftz(row_max[h] * scale_log2 - base[h]);
-      row_max[h] = mx[h];
-      row_sum[h] *= corr[h];
-    }
-  } else {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      base[h] = row_max[h] == -INFINITY ? 0.f : row_max[h] * scale_log2;
-      corr[h] = 1.f;
-    }
+  for (int h = 0; h < 2; ++h) {
+    // A row with no visible key so far keeps max -inf: its P is exp2(-inf) = 0 and O stays 0.
+    base[h] = mx[h] == -INFINITY ? 0.f : mx[h] * scale_log2;
+    corr[h] = row_max[h] == -INFINITY ? 0.f : ptx::ex2_approx_ftz(row_max[h] * scale_log2 - base[h]);
+    row_max[h] = mx[h];
+    row_sum[h] *= corr[h];
   }
 #pragma unroll
   for (int i = 0; i < kBN / 2; ++i) {
@@ -268,7 +230,6 @@ __device__ __forceinline__ bool softmax_block(float (&s)[kAcc], int key0, const 
     s[i] = ptx::ex2_mixed<kFmaEvery>(i, fmaf(s[i], scale_log2, -base[h]));
     row_sum[h] += s[i];
   }
-  return rescale;
 }
 
 template <typename T, int D, bool kCausal, bool kPingPong, int kBN>
@@ -424,12 +385,12 @@ __global__ void __launch_bounds__(kThreads, 1)
             ptx::wgmma_rs<D, 1, T>(o, pf[kb], sm90::advance_smem_desc(desc_v, kb * sm90::kMNMajorStepBytes), 1);
           ptx::wgmma_commit_group();
         };
-        auto softmax = [&](int j, float (&corr)[2]) -> bool {
+        auto softmax = [&](int j, float (&corr)[2]) {
           const int key0 = j * kBN;
-          constexpr int kFma = ptx::fwd_exp2_fma_every(D);
           if (key0 + kBN - 1 > wg_key_lim)
-            return softmax_block<true, kFma, kRescaleSkip>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
-          return softmax_block<false, kFma, kRescaleSkip>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
+            softmax_block<true, ptx::fwd_exp2_fma_every(D)>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
+          else
+            softmax_block<false, ptx::fwd_exp2_fma_every(D)>(s, key0, key_lim, row_max, row_sum, corr, p.scale_log2, quad);
         };
         auto to_pfrag = [&]() {
 #pragma unroll
@@ -514,16 +475,14 @@ __global__ void __launch_bounds__(kThreads, 1)
             if (lane == 0) cuda::ptx::mbarrier_arrive(&k_empty[st1]);  // S_{it+1} has read K_{it+1}
           }
           if (last_s) release_q();  // that was the tile's last S GEMM
-          const bool rescale = softmax(n_blocks - 2 - it, corr);
+          softmax(n_blocks - 2 - it, corr);
           ptx::wgmma_wait_group<0>();  // P_it V_it done: O, the P fragments and stage st are free
           ptx::warpgroup_fence_operand(o);
 #pragma unroll
           for (int kb = 0; kb < kBN / 16; ++kb) ptx::warpgroup_fence_operand(pf[kb]);
           if (lane == 0) cuda::ptx::mbarrier_arrive(&kv_empty[st]);
-          if (rescale) {
 #pragma unroll
-            for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
-          }
+          for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i % 4) / 2];
           to_pfrag();
         };
         if constexpr (kPeelLastS) {

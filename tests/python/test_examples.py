@@ -80,7 +80,8 @@ def test_peers_rounds_interleave_and_keep_every_iteration(tmp_path):
     out = tmp_path / "peers.json"
     rc = peers.main(["--device", "cpu", "--fake-dash", "--hdims", "64", "--masks", "causal", "--seqlens", "128",
                      "--tokens", "256", "--hidden", "128", "--impls", "dash:descending,dash:atomic",
-                     "--warmup", "1", "--reps", "2", "--rounds", "3", "--json", str(out)])
+                     "--warmup", "1", "--reps", "2", "--rounds", "3", "--fwd-rounds", "2", "--fwd-reps", "2",
+                     "--json", str(out)])
     assert rc in (0, None)
     import json
     d = json.load(open(out))
@@ -91,3 +92,11 @@ def test_peers_rounds_interleave_and_keep_every_iteration(tmp_path):
         assert len(r["bwd_ms_rounds"]) == 3 and len(r["bwd_ms_all"]) == 3 * 2
         assert r["det_runs"] == 3 * (1 + 2) + 1 and r["det"]
         assert min(r["bwd_ms_all"]) <= r["bwd_ms"] <= max(r["bwd_ms_all"])
+    # the forward-only phase: one turn per round for the dash forward (the first dash column stands
+    # for all of them without dash:auto), none for the other dash columns
+    assert len(impls["dash:descending"]["fwd_phase_ms_all"]) == 2 * 2
+    assert impls["dash:descending"]["fwd_phase_tflops"] > 0
+    assert "fwd_phase_ms" not in impls["dash:atomic"]
+    ratios = d["results"][0]["ratios"]
+    assert ratios["fwd_ratio_from"] == "fwd phase (dash:descending)"
+    assert ratios["dash_fwd_tflops"] == impls["dash:descending"]["fwd_phase_tflops"]
