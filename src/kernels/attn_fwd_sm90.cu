@@ -53,6 +53,7 @@
 #include "kernels/tile_io.cuh"
 #include "ptx/barrier.cuh"
 #include "ptx/math.cuh"
+#include "ptx/mma_sm80.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/warpgroup.cuh"
 #include "ptx/wgmma.cuh"
@@ -89,6 +90,14 @@ constexpr int kBarTurnWG1 = 1;  // WG1 may issue its GEMMs
 constexpr int kBarTurnWG2 = 2;  // WG2 may issue its GEMMs
 constexpr int kTurnThreads = 256;
 constexpr size_t kMaxSmemPerCta = 227 * 1024;  // sm_90 opt-in limit (dynamic + static)
+// Q as register A fragments of the S GEMM (wgmma RS, loaded once per tile with ldmatrix) instead
+// of the shared-memory operand (SS): the S GEMM then reads only K from shared memory (4 of its 6
+// KiB per wgmma), and Q's buffer is released as soon as the fragments are loaded. Costs D / 4
+// registers per consumer thread. Experiment switch (docs/fwd-sm90.md); 0 = SS.
+#ifndef DASH_FWD_Q_REGS
+#define DASH_FWD_Q_REGS 0
+#endif
+constexpr bool kQRegs = DASH_FWD_Q_REGS != 0;
 
 // Byte sizes of the smem tiles ([rows x 64] 2-byte (bf16/f16) sub-tiles, 128 B per row, 1024 B aligned).
 template <int D, int kStages, int kBN>
@@ -240,6 +249,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using L = Sm90FwdSmem<D, kStages, kBN>;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   constexpr bool kSplitKV = fwd_split_kv_release(kBN, D, kCausal);
+  constexpr bool kQR = kQRegs && kBN == kBNBase;  // Q in registers (not for the 176-key draft)
   __shared__ __align__(8) uint64_t bars[2 + (kSplitKV ? 4 : 3) * kStages];
   uint64_t* q_full = &bars[0];
   uint64_t* k_full = &bars[1];
@@ -362,16 +372,25 @@ __global__ void __launch_bounds__(kThreads, 1)
 
         float s[kBN / 2];
         uint32_t pf[kBN / 16][4];
+        uint32_t qf[kQR ? D / 16 : 1][4];  // kQR: this warpgroup's 64 Q rows as A fragments
 
         auto issue_qk = [&](int stage) {
           const uint64_t desc_k = sm90::advance_smem_desc(desc_k0, stage * L::kKVBytes);
           ptx::warpgroup_fence_operand(s);
+          if constexpr (kQR) {
+#pragma unroll
+            for (int kk = 0; kk < D / 16; ++kk) ptx::warpgroup_fence_operand(qf[kk]);
+          }
           ptx::wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < D / 16; ++kk)
-            ptx::wgmma_ss<kBN, 0, 0, T>(s, sm90::advance_smem_desc(desc_q, qk_step(kk, sm90::subtile_bytes(kBM))),
-                                        sm90::advance_smem_desc(desc_k, qk_step(kk, sm90::subtile_bytes(kBN))),
-                                        kk > 0 ? 1 : 0);
+          for (int kk = 0; kk < D / 16; ++kk) {
+            const uint64_t dk = sm90::advance_smem_desc(desc_k, qk_step(kk, sm90::subtile_bytes(kBN)));
+            if constexpr (kQR)
+              ptx::wgmma_rs<kBN, 0, T>(s, qf[kk], dk, kk > 0 ? 1 : 0);
+            else
+              ptx::wgmma_ss<kBN, 0, 0, T>(s, sm90::advance_smem_desc(desc_q, qk_step(kk, sm90::subtile_bytes(kBM))),
+                                          dk, kk > 0 ? 1 : 0);
+          }
           ptx::wgmma_commit_group();
         };
         auto issue_pv = [&](int stage) {
@@ -420,6 +439,18 @@ __global__ void __launch_bounds__(kThreads, 1)
 
         wait_stage(q_full, q_count & 1, kWaitQ, 0);
         ++q_count;
+        if constexpr (kQR) {
+          // A fragments of rows 64 cw + 16 warp + [0, 16): ldmatrix.x4 matrix m = lane / 8 is rows
+          // +8 (m % 2), k columns +8 (m / 2) of the k16 step, i.e. registers a0..a3 of wgmma's A.
+          const int m = lane / 8, r = lane % 8;
+          const uint32_t q_base = ptx::smem_u32(sQ);
+#pragma unroll
+          for (int kk = 0; kk < D / 16; ++kk)
+            ptx::ldmatrix_x4(qf[kk], q_base + (kk / 4) * sm90::subtile_bytes(kBM) +
+                                         sm90::swizzle128_offset(64 * cw + 16 * warp + r + 8 * (m % 2),
+                                                                 (kk % 4) * 16 + 8 * (m / 2)));
+          release_q();  // the fragments are loaded (ldmatrix is ordered before the arrive's release)
+        }
 
         // Where Q is released (docs/perf.md v12, H200 A/B against one CTA per tile):
         //   hdim 128: a second copy of the step that computes the tile's last S (it = n_blocks - 2)
@@ -428,7 +459,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         //     next tile's Q load then shows.
         //   hdim 64: the tail (before the last P V) releases it: with the second copy the causal
         //     forward at 4k-16k was 3.6-5.7% slower than this.
-        constexpr bool kPeelLastS = D == 128;
+        constexpr bool kPeelLastS = D == 128 && !kQR;
 
         // Prologue: S_0 and its softmax (O is still zero, no rescale).
         {
@@ -443,7 +474,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if constexpr (kSplitKV) {
             if (lane == 0) cuda::ptx::mbarrier_arrive(&k_empty[st0]);  // S_0 has read K_0
           }
-          if (kPeelLastS && n_blocks == 1) release_q();
+          if (kPeelLastS && n_blocks == 1) release_q();  // (kQR: released after the ldmatrix)
           softmax(n_blocks - 1, corr);
           to_pfrag();
         }
@@ -474,7 +505,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           if constexpr (kSplitKV) {
             if (lane == 0) cuda::ptx::mbarrier_arrive(&k_empty[st1]);  // S_{it+1} has read K_{it+1}
           }
-          if (last_s) release_q();  // that was the tile's last S GEMM
+          if (!kQR && last_s) release_q();  // that was the tile's last S GEMM
           softmax(n_blocks - 2 - it, corr);
           ptx::wgmma_wait_group<0>();  // P_it V_it done: O, the P fragments and stage st are free
           ptx::warpgroup_fence_operand(o);
@@ -494,7 +525,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int it = 0; it + 1 < n_blocks; ++it) step(it, false);
         }
         {  // last block: P V only
-          if constexpr (!kPeelLastS) release_q();  // the tile's last S GEMM is done
+          if constexpr (!kPeelLastS && !kQR) release_q();  // the tile's last S GEMM is done
           const int it = n_blocks - 1;
           const int st = stage_of(it);
           wait_stage(&v_full[st], parity_of(it), kWaitV, st);
