@@ -91,13 +91,18 @@ constexpr int kBarTurnWG2 = 2;  // WG2 may issue its GEMMs
 constexpr int kTurnThreads = 256;
 constexpr size_t kMaxSmemPerCta = 227 * 1024;  // sm_90 opt-in limit (dynamic + static)
 // Q as register A fragments of the S GEMM (wgmma RS, loaded once per tile with ldmatrix) instead
-// of the shared-memory operand (SS): the S GEMM then reads only K from shared memory (4 of its 6
-// KiB per wgmma), and Q's buffer is released as soon as the fragments are loaded. Costs D / 4
-// registers per consumer thread. Experiment switch (docs/fwd-sm90.md); 0 = SS.
+// of the shared-memory operand (SS): the S GEMM then reads only K from shared memory, and Q's
+// buffer is released as soon as the fragments are loaded; D / 4 more registers per consumer
+// thread, the same bits. Measured (H200, docs/perf.md v26 item 4, min of 3 interleaved rounds):
+// hdim 128 causal 1.009-1.034x at 1k-16k (faster in every round), hdim 128 full 0.97-0.98x from
+// 2k, hdim 64 0.94-0.98x from 4k. So the default is head_dim 128 causal only;
+// DASH_FWD_Q_REGS=1 / 0 builds every 128-key kernel with / without it (experiments).
 #ifndef DASH_FWD_Q_REGS
-#define DASH_FWD_Q_REGS 0
+#define DASH_FWD_Q_REGS -1
 #endif
-constexpr bool kQRegs = DASH_FWD_Q_REGS != 0;
+constexpr bool fwd_q_regs(int d, bool causal, int bn) {
+  return bn == kBNBase && (DASH_FWD_Q_REGS == 1 || (DASH_FWD_Q_REGS < 0 && d == 128 && causal));
+}
 
 // Byte sizes of the smem tiles ([rows x 64] 2-byte (bf16/f16) sub-tiles, 128 B per row, 1024 B aligned).
 template <int D, int kStages, int kBN>
@@ -249,7 +254,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   using L = Sm90FwdSmem<D, kStages, kBN>;
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   constexpr bool kSplitKV = fwd_split_kv_release(kBN, D, kCausal);
-  constexpr bool kQR = kQRegs && kBN == kBNBase;  // Q in registers (not for the 176-key draft)
+  constexpr bool kQR = fwd_q_regs(D, kCausal, kBN);  // Q in registers (never for the 176-key draft)
   __shared__ __align__(8) uint64_t bars[2 + (kSplitKV ? 4 : 3) * kStages];
   uint64_t* q_full = &bars[0];
   uint64_t* k_full = &bars[1];
