@@ -9,7 +9,8 @@
 //        leave after setmaxnreg.
 //   WG1, WG2  consumers: setmaxnreg 240; each owns 64 query rows of the tile.
 // Per key block (processed from the last visible block down to block 0):
-//   S = Q K^T   wgmma SS m64n128k16, both operands K-major (hdim as 64-wide sub-tiles)
+//   S = Q K^T   wgmma SS m64n128k16, both operands K-major (hdim as 64-wide sub-tiles); at head_dim
+//               128 causal wgmma RS with Q as register fragments (fwd_q_regs, docs/fwd-sm90.md)
 //   online softmax in registers (exp2, softmax scale folded into the exponent)
 //   O += P V    wgmma RS m64n{D}k16: P is the S accumulator packed to T (bf16/f16) A fragments,
 //               V [keys][d] is the B operand in MN-major form (transpose immediate 1)
