@@ -360,21 +360,25 @@ class ImplRun:
             self._guard(self._time_round)
         return self
 
-    def _time_round(self):
-        args, timer = self.args, self.timer
-        # forward, with autograd recording as in training
-        for _ in range(args.warmup):
+    def _timed_fwds(self, reps):
+        """--warmup forwards (autograd recording, as in training), then `reps` timed ones: their ms."""
+        timer = self.timer
+        for _ in range(self.args.warmup):
             o = self._fwd()
             del o
         timer.sync()
-        fwd_t = []
-        for _ in range(args.reps):
+        ts = []
+        for _ in range(reps):
             t0 = timer.start()
             o = self._fwd()
-            fwd_t.append(timer.stop(t0))
+            ts.append(timer.stop(t0))
             del o
         timer.sync()
-        self.fwd_ms += [timer.ms(p) for p in fwd_t]
+        return [timer.ms(p) for p in ts]
+
+    def _time_round(self):
+        args, timer = self.args, self.timer
+        self.fwd_ms += self._timed_fwds(args.reps)
 
         # forward + backward; gradients compared bitwise with the first call's, off the clock
         for _ in range(args.warmup):
@@ -408,19 +412,7 @@ class ImplRun:
         return self
 
     def _time_fwd_turn(self, reps):
-        timer = self.timer
-        for _ in range(self.args.warmup):
-            o = self._fwd()
-            del o
-        timer.sync()
-        ts = []
-        for _ in range(reps):
-            t0 = timer.start()
-            o = self._fwd()
-            ts.append(timer.stop(t0))
-            del o
-        timer.sync()
-        self.fwd_phase_ms += [timer.ms(p) for p in ts]
+        self.fwd_phase_ms += self._timed_fwds(reps)
 
     def result(self):
         res = self.res

@@ -184,3 +184,30 @@ suite_and_bench() {
   bench_every_schedule
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
 }
+# Forward A/B of prebuilt binaries (gpu-next49.sh, gpu-next52.sh): ROUNDS interleaved rounds of
+# `dash-attn bench` at hdim 64 and 128, full and causal, 1k-16k (normal data) for each of BINS
+# (bins/NAME), then scripts/fwd_ab_table.py (speed over the first binary, fwd_hash against it).
+# Usage: fwd_ab "old new" 3
+fwd_ab() {
+  local bins=$1 rounds=$2 r b
+  for r in $(seq 1 "$rounds"); do
+    for b in $bins; do
+      timeout -k 5 120 bins/$b/dash-attn bench --dist normal --hdim 64,128 --causal 0,1 --seqlen 1024,2048,4096,8192,16384 \
+        --schedules descending --json "$O/fwd-$b-r$r.json" > "$O/fwd-$b-r$r.log" 2>&1 || echo "bench $b r$r rc $?"
+    done
+  done
+  python3 scripts/fwd_ab_table.py "$O" "${bins// /,}" "$rounds"
+}
+# ncu of the hdim 64 / 128 full 8k forward of each of BINS: time, instructions, tensor pipe, clock and
+# any extra METRICS (comma-separated); one summary line per binary and head dim.
+fwd_ncu() {
+  local bins=$1 extra=${2:-} b d
+  for b in $bins; do
+    for d in 64 128; do
+      timeout -k 5 120 ncu --clock-control none --kernel-name regex:attn_fwd_sm90 --launch-skip 2 --launch-count 1 \
+        --metrics gpu__time_duration.sum,smsp__inst_executed.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second${extra:+,$extra} \
+        --csv bins/$b/dash-attn bench --dist normal --hdim $d --causal 0 --seqlen 8192 --schedules descending > "$O/ncu-$b-d$d.csv" 2> "$O/ncu-$b-d$d.err"
+      echo "$b hdim $d: $(grep -E 'gpu__time|inst_executed|hmma|per_second|bank' "$O/ncu-$b-d$d.csv" | awk -F'","' '{print $(NF-2)"="$NF}' | tr -d '"' | tr '\n' ' ')"
+    done
+  done
+}
