@@ -5,8 +5,10 @@
 # and `atomic`, where the ordered dQ chain costs time.
 #   HDIM (128) CAUSAL (0) SEQLEN (16384) SCHEDULES ("atomic descending shift")
 #   SET ("full" | "detailed"): the ncu section set;  BUILD_DIR (build, must be built)
+#   WHAT=fwd: the forward kernel instead (attn_fwd_sm90, the third launch: after the bench's warm-up
+#   forwards; the schedule does not matter, so SCHEDULES defaults to descending alone)
 # Output in $OUT (or ./profile-logs): bwd-<schedule>.ncu-rep, bwd-<schedule>.txt (details page)
-# and bwd-<schedule>-sass.csv (source page: stall samples per SASS instruction).
+# and bwd-<schedule>-sass.csv (source page: stall samples per SASS instruction); fwd-... with WHAT=fwd.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-$PWD/profile-logs}
@@ -16,15 +18,19 @@ NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
 BIN=${BUILD_DIR:-build}/dash-attn
 [ -x "$BIN" ] || { echo "$BIN not built"; exit 1; }
 HDIM=${HDIM:-128}; CAUSAL=${CAUSAL:-0}; SEQLEN=${SEQLEN:-16384}
-for sched in ${SCHEDULES:-atomic descending shift}; do
-  # --reps 1: one timed launch after the warm-up; skip the forward and the warm-up launches.
-  "$NCU" --clock-control none --set "${SET:-full}" --kernel-name regex:'attn_bwd_(sm90_)?main' \
-      --launch-skip 1 --launch-count 1 -f -o "$OUT/bwd-$sched" \
+WHAT=${WHAT:-bwd}
+if [ "$WHAT" = fwd ]; then KRE='attn_fwd_sm90'; SKIP=2; DEF_SCHED=descending
+else KRE='attn_bwd_(sm90_)?main'; SKIP=1; DEF_SCHED="atomic descending shift"; fi
+for sched in ${SCHEDULES:-$DEF_SCHED}; do
+  N="$WHAT-$sched"
+  # --reps 1: one timed launch after the warm-up; skip the warm-up launches (and for the backward the forward).
+  "$NCU" --clock-control none --set "${SET:-full}" --kernel-name regex:"$KRE" \
+      --launch-skip "$SKIP" --launch-count 1 -f -o "$OUT/$N" \
       "$BIN" bench --hdim "$HDIM" --causal "$CAUSAL" --seqlen "$SEQLEN" --schedules "$sched" --reps 1 \
-      > "$OUT/bwd-$sched.log" 2>&1 || { tail -20 "$OUT/bwd-$sched.log"; continue; }
-  "$NCU" --import "$OUT/bwd-$sched.ncu-rep" --page details > "$OUT/bwd-$sched.txt" 2>&1
+      > "$OUT/$N.log" 2>&1 || { tail -20 "$OUT/$N.log"; continue; }
+  "$NCU" --import "$OUT/$N.ncu-rep" --page details > "$OUT/$N.txt" 2>&1
   # per-SASS-instruction warp-stall samples (SourceCounters), for scripts/ncu_stalls.py
-  "$NCU" --import "$OUT/bwd-$sched.ncu-rep" --page source --csv --print-source sass \
-      > "$OUT/bwd-$sched-sass.csv" 2> "$OUT/bwd-$sched-sass.err" || echo "source page failed: $(head -3 "$OUT/bwd-$sched-sass.err")"
-  echo "== $sched"; grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Hit Rate|Registers Per|Achieved Occupancy|Tensor|Issue Slots Busy|No Eligible" "$OUT/bwd-$sched.txt" | head -14
+  "$NCU" --import "$OUT/$N.ncu-rep" --page source --csv --print-source sass \
+      > "$OUT/$N-sass.csv" 2> "$OUT/$N-sass.err" || echo "source page failed: $(head -3 "$OUT/$N-sass.err")"
+  echo "== $N"; grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Hit Rate|Registers Per|Achieved Occupancy|Tensor|Issue Slots Busy|No Eligible" "$OUT/$N.txt" | head -14
 done
