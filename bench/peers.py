@@ -489,8 +489,9 @@ def shape_ratios(impls):
         r = impls.get(n)
         return r.get("fwd_phase_tflops") if r and "error" not in r else None
 
-    rep = fwd_phase_dash(list(impls))
-    if rep and fwdp(rep) is not None:
+    # the one dash implementation that ran the forward-only phase (main picks it: fwd_phase_dash)
+    rep = next((n for n in impls if n.startswith("dash:") and fwdp(n) is not None), None)
+    if rep:
         # the forward-only phase (the default): replaces the in-round ratio
         out["fwd_ratio_from"] = "fwd phase (" + rep + ")"
         out["dash_fwd_tflops"] = fwdp(rep)

@@ -7,13 +7,13 @@ inputs as peers.py. Prints the min and median ms per backward and cuDNN / dash t
 faster), FlashAttention FLOP convention (2.5 x the forward's, halved for causal).
   bwd_pair.py [--hdim 128] [--seqlen 4096,8192,16384] [--causal] [--schedule auto] [--iters 10] [--rounds 5]"""
 import argparse
-import statistics
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import dash_attn
+from pair_timing import block_ms, compare  # scripts/pair_timing.py
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--hdim", type=int, default=128)
@@ -52,16 +52,6 @@ for s in [int(x) for x in a.seqlen.split(",")]:
     for r in range(a.rounds):
         order = list(impls) if r % 2 == 0 else list(impls)[::-1]
         for n in order:
-            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            e0.record()
-            for _ in range(a.iters):
-                run(n)
-            e1.record()
-            e1.synchronize()
-            times[n].append(e0.elapsed_time(e1) / a.iters)
-    d, c = times["dash"], times["cudnn"]
-    print(f"hdim {a.hdim} {mask} {s:6} dash:{a.schedule} min {min(d):.4f} med {statistics.median(d):.4f} ms "
-          f"({flops / min(d) * 1e-9:.0f} TF/s)  cudnn min {min(c):.4f} med {statistics.median(c):.4f} ms "
-          f"({flops / min(c) * 1e-9:.0f} TF/s)  cudnn/dash time: min {min(c) / min(d):.3f} med "
-          f"{statistics.median(c) / statistics.median(d):.3f}", flush=True)
+            times[n].append(block_ms(lambda: run(n), a.iters))
+    print(f"hdim {a.hdim} {mask} {s:6} " + compare(times["dash"], times["cudnn"], flops, f"dash:{a.schedule}"), flush=True)
     del q, k, v, do, o_dash, o_cud, impls

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Forward A/B table from `dash-attn bench --json` files DIR/fwd-BIN-rR.json (gpu_common's fwd_ab):
 forward TFLOP/s per binary by the fastest of the rounds, each binary's speed over the first one's,
-and whether its fwd_hash (O and LSE bits) equals the first one's at every point.
+and whether its fwd_hash (O and LSE bits) equals the first one's at every point (grad_hash, which
+the forward's bits also decide, where a binary's bench predates fwd_hash).
 
   python3 scripts/fwd_ab_table.py DIR old,new [ROUNDS]
 """
@@ -22,10 +23,12 @@ def main(argv):
                 continue
             for row in rows:
                 key = (row["hdim"], row["causal"], row["seqlen"])
-                t.setdefault(key, {}).setdefault(b, []).append((row["fwd_ms"], row["fwd_tflops"], row.get("fwd_hash")))
+                t.setdefault(key, {}).setdefault(b, []).append(row)
+    hash_key = "fwd_hash" if all(r.get("fwd_hash") for v in t.values() for rs in v.values() for r in rs) else "grad_hash"
+    t = {k: {b: [(r["fwd_ms"], r["fwd_tflops"], r[hash_key]) for r in rs] for b, rs in v.items()} for k, v in t.items()}
     base = bins[0]
     print(f"forward TFLOP/s, min time of {rounds} rounds: {' / '.join(bins)}; speed over {base}; "
-          f"fwd_hash against {base}")
+          f"{hash_key} against {base}")
     for key in sorted(t, key=lambda k: (k[0], k[1], k[2])):
         v = t[key]
         if any(b not in v for b in bins):

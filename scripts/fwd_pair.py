@@ -7,13 +7,13 @@ block; prints the min and median ms per forward and dash / cuDNN (time ratio > 1
 With --grad: q/k/v require grad (autograd recording, as peers.py's "fwd").
   fwd_pair.py [--hdim 128] [--seqlen 4096,8192,16384] [--iters 20] [--rounds 5] [--grad]"""
 import argparse
-import statistics
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import dash_attn
+from pair_timing import block_ms, compare  # scripts/pair_timing.py
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--hdim", type=int, default=128)
@@ -56,15 +56,6 @@ for s in [int(x) for x in a.seqlen.split(",")]:
             torch.cuda.synchronize()
             for _ in range(a.rounds):
                 for name, fn in (("dash", dash_fwd), ("cudnn", cudnn_fwd)):
-                    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    e0.record()
-                    for _ in range(a.iters):
-                        fn(*qkv)
-                    e1.record()
-                    e1.synchronize()
-                    times[name].append(e0.elapsed_time(e1) / a.iters)
-        d, c = times["dash"], times["cudnn"]
-        print(f"hdim {a.hdim} full {s:6} {dist:7} grad {int(a.grad)}  dash min {min(d):.4f} med {statistics.median(d):.4f} ms "
-              f"({flops / min(d) * 1e-9:.0f} TF/s)  cudnn min {min(c):.4f} med {statistics.median(c):.4f} ms "
-              f"({flops / min(c) * 1e-9:.0f} TF/s)  cudnn/dash time: min {min(c) / min(d):.3f} med "
-              f"{statistics.median(c) / statistics.median(d):.3f}", flush=True)
+                    times[name].append(block_ms(lambda: fn(*qkv), a.iters))
+        print(f"hdim {a.hdim} full {s:6} {dist:7} grad {int(a.grad)}  " + compare(times["dash"], times["cudnn"], flops),
+              flush=True)

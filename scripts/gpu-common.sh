@@ -184,15 +184,15 @@ suite_and_bench() {
   bench_every_schedule
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json | grep -E " auto "
 }
-# Forward A/B of prebuilt binaries (gpu-next49.sh, gpu-next52.sh): ROUNDS interleaved rounds of
+# Forward A/B of prebuilt binaries (gpu-next46/47/49/52.sh): ROUNDS interleaved rounds of
 # `dash-attn bench` at hdim 64 and 128, full and causal, 1k-16k (normal data) for each of BINS
 # (bins/NAME), then scripts/fwd_ab_table.py (speed over the first binary, fwd_hash against it).
-# Usage: fwd_ab "old new" 3
+# Usage: fwd_ab "old new" 3 [HDIMS (64,128)]
 fwd_ab() {
-  local bins=$1 rounds=$2 r b
+  local bins=$1 rounds=$2 hdims=${3:-64,128} r b
   for r in $(seq 1 "$rounds"); do
     for b in $bins; do
-      timeout -k 5 120 bins/$b/dash-attn bench --dist normal --hdim 64,128 --causal 0,1 --seqlen 1024,2048,4096,8192,16384 \
+      timeout -k 5 120 bins/$b/dash-attn bench --dist normal --hdim "$hdims" --causal 0,1 --seqlen 1024,2048,4096,8192,16384 \
         --schedules descending --json "$O/fwd-$b-r$r.json" > "$O/fwd-$b-r$r.log" 2>&1 || echo "bench $b r$r rc $?"
     done
   done
