@@ -19,14 +19,16 @@ BIN=${BUILD_DIR:-build}/dash-attn
 [ -x "$BIN" ] || { echo "$BIN not built"; exit 1; }
 HDIM=${HDIM:-128}; CAUSAL=${CAUSAL:-0}; SEQLEN=${SEQLEN:-16384}
 WHAT=${WHAT:-bwd}
-if [ "$WHAT" = fwd ]; then KRE='attn_fwd_sm90'; SKIP=2; DEF_SCHED=descending
-else KRE='attn_bwd_(sm90_)?main'; SKIP=1; DEF_SCHED="atomic descending shift"; fi
+# REPS: the bench's timed launches (one warm-up launch before them): the forward profiles the third of
+# its launches, so it needs --reps >= 2 (gpu-next55.sh's first try ran --reps 1: nothing profiled).
+if [ "$WHAT" = fwd ]; then KRE='attn_fwd_sm90'; SKIP=2; DEF_SCHED=descending; REPS=3
+else KRE='attn_bwd_(sm90_)?main'; SKIP=1; DEF_SCHED="atomic descending shift"; REPS=1; fi
 for sched in ${SCHEDULES:-$DEF_SCHED}; do
   N="$WHAT-$sched"
-  # --reps 1: one timed launch after the warm-up; skip the warm-up launches (and for the backward the forward).
+  # Skip the warm-up launches (and for the backward the forward).
   "$NCU" --clock-control none --set "${SET:-full}" --kernel-name regex:"$KRE" \
       --launch-skip "$SKIP" --launch-count 1 -f -o "$OUT/$N" \
-      "$BIN" bench --hdim "$HDIM" --causal "$CAUSAL" --seqlen "$SEQLEN" --schedules "$sched" --reps 1 \
+      "$BIN" bench --hdim "$HDIM" --causal "$CAUSAL" --seqlen "$SEQLEN" --schedules "$sched" --reps $REPS \
       > "$OUT/$N.log" 2>&1 || { tail -20 "$OUT/$N.log"; continue; }
   "$NCU" --import "$OUT/$N.ncu-rep" --page details > "$OUT/$N.txt" 2>&1
   # per-SASS-instruction warp-stall samples (SourceCounters), for scripts/ncu_stalls.py

@@ -112,7 +112,7 @@ static_assert(kSptLongFullModelGap == kSptShortCausalModelGap && kSptLongFullMod
 // 1.0% less at 4096 and 0.7% / 4% more at 2048 / 1024. So from shift_full_tiles_hd128 KV tiles
 // shift replaces the model's pick where the model has it within kShiftLongFull128ModelGap of it
 // (and feasible: its co-resident group fits the grid); else the other rules apply.
-constexpr double kShiftLongFull128ModelGap = 0.08;
+constexpr double kShiftLongFull128ModelGap = 0.10;
 // Predicted backward time (the cost model's unit, microseconds for for_shape); kAuto is
 // resolved with recommend(). +inf when the schedule cannot run on num_sms.
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
