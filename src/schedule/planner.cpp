@@ -73,16 +73,22 @@ Schedule recommend_from(const std::vector<PlanRow>& rows) {
   return pick;
 }
 
-Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll, int shift_full_tiles_hd128) {
+Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll, int shift_full_tiles_hd128,
+                                int num_sms) {
   if (prob.block_n < 128) return Schedule::kAuto;
-  if (prob.causal) return prob.n_tiles() <= spt_short_causal_tiles(post_poll) ? Schedule::kSpt : Schedule::kAuto;
+  if (prob.causal) {
+    if (prob.n_tiles() > spt_short_causal_tiles(post_poll)) return Schedule::kAuto;
+    // KV tasks that do not fill the grid (one wave or less: GQA or few heads at short lengths).
+    if (num_sms > 0 && (long long)prob.num_heads() * prob.n_tiles() < num_sms) return Schedule::kAuto;
+    return Schedule::kSpt;
+  }
   if (head_dim == 128 && shift_full_tiles_hd128 > 0 && prob.n_tiles() >= shift_full_tiles_hd128) return Schedule::kShift;
   if (prob.n_tiles() < kSptLongFullTiles) return Schedule::kAuto;
   return head_dim == kShiftLongFullHeadDim ? Schedule::kShift : Schedule::kSpt;
 }
 
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim, bool post_poll,
-                        int shift_full_tiles_hd128) {
+                        int shift_full_tiles_hd128, int num_sms) {
   const Schedule pick = recommend_from(rows);
   auto model_ms = [&rows](Schedule s) {
     for (const PlanRow& r : rows)
@@ -100,8 +106,8 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
     double gap;
   };
   std::vector<Candidate> candidates;
-  const Schedule older = measured_rule_schedule(prob, head_dim, post_poll);
-  const Schedule rule = measured_rule_schedule(prob, head_dim, post_poll, shift_full_tiles_hd128);
+  const Schedule older = measured_rule_schedule(prob, head_dim, post_poll, 0, num_sms);
+  const Schedule rule = measured_rule_schedule(prob, head_dim, post_poll, shift_full_tiles_hd128, num_sms);
   if (rule != older) candidates.push_back({rule, kShiftLongFull128ModelGap});
   if (older != Schedule::kAuto) {
     candidates.push_back({older, kSptLongFullModelGap});
@@ -120,7 +126,7 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, 
     if (s == Schedule::kSymmetricShift && !prob.causal) continue;
     rows.push_back(plan_one(prob, s, cost, num_sms, dispatch));
   }
-  return recommend_from(rows, prob, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128);
+  return recommend_from(rows, prob, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128, num_sms);
 }
 
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

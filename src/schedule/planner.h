@@ -50,12 +50,14 @@ Schedule recommend_from(const std::vector<PlanRow>& rows);
 // CostModel's, 0 if not known; it selects the long-full-mask rule's schedule; post_poll: the
 // CostModel's, whether the kernel's postprocess polls, which sets the short-causal rule's reach).
 // shift_full_tiles_hd128: the CostModel's (CostParams::shift_full_tiles_hd128; 0: no such rule).
+// num_sms: the grid the rows were simulated on (0: not known; the short-causal rule then applies
+// whatever the number of KV tasks).
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim = 0,
-                        bool post_poll = false, int shift_full_tiles_hd128 = 0);
+                        bool post_poll = false, int shift_full_tiles_hd128 = 0, int num_sms = 0);
 // The schedule a measured rule below puts in place of the model's pick when the model has it
 // within the rule's tolerance (kAuto: no rule for this problem).
 Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll = false,
-                                int shift_full_tiles_hd128 = 0);
+                                int shift_full_tiles_hd128 = 0, int num_sms = 0);
 
 // A measured rule on top of the model (docs/schedules.md, "Long full masks"): on a full mask with
 // at least kSptLongFullTiles KV tiles per head, in tiles of >= 128 keys (the sm90 kernel's), spt
@@ -88,6 +90,11 @@ constexpr double kSptShortCausalModelGap = 0.03;
 // descending ahead by 1.0% at hdim 128 4096 with 2200 GB/s), so the rule, not those margins,
 // decides; at 8192 (64 tiles) the GPU had descending ahead at hdim 128 (1.6%) and spt by 0.5% at hdim 64.
 constexpr int kSptShortCausalTilesPoll = 32;
+// Neither short-causal reach applies where the KV tasks (batch x kv heads x KV tiles) are fewer than
+// the grid's CTAs (num_sms given): every point above had 1056-2048 tasks on 132 SMs; with GQA at
+// causal 1000 (batch 2, 8 KV heads: 128 tasks, each over 4 query heads) descending ran in 6.5% less
+// time than spt at hdim 128 and 5.4% less at hdim 64 (twenty-sixth session, docs/data/s26-h200/
+// next57-auto-sweep), where the model has the two tied.
 // The short-causal rule's reach: KV tiles per head up to which it applies.
 constexpr int spt_short_causal_tiles(bool post_poll) {
   return post_poll ? kSptShortCausalTilesPoll : kSptShortCausalTiles;

@@ -371,6 +371,36 @@ TEST(Planner, SptOnShortCausalMasksOfTheSm90Tiles) {
   EXPECT_EQ(plan::recommend_from(rows, c4k, 128, false), Schedule::kDescending);
 }
 
+// The short-causal rule needs KV tasks that fill the grid (planner.h, after kSptShortCausalTilesPoll):
+// GQA at causal 1000 with batch 2 and 8 KV heads is 128 tasks on 132 SMs, where descending ran 5-7%
+// ahead of spt on the H200 (twenty-sixth session); the rule yields to the model's pick there, and
+// applies as before without a grid (num_sms 0) and on the sweep's shapes (>= 1056 tasks).
+TEST(Planner, ShortCausalRuleOnlyWhereTheTasksFillTheGrid) {
+  for (int hdim : {128, 64}) {
+    TileProblem gqa;
+    gqa.batch = 2;
+    gqa.heads_q = hdim == 128 ? 32 : 64;
+    gqa.heads_kv = 8;
+    gqa.seqlen_q = gqa.seqlen_k = 1000;
+    gqa.block_m = 64;
+    gqa.block_n = 128;
+    gqa.causal = true;
+    ASSERT_LT(gqa.num_heads() * gqa.n_tiles(), 132);
+    const CostModel cost = rule_cost(hdim, 128);
+    const auto rows = plan::plan_all(gqa, cost, 132, Dispatch::kDynamic);
+    EXPECT_EQ(plan::measured_rule_schedule(gqa, hdim, true), Schedule::kSpt) << hdim;
+    EXPECT_EQ(plan::measured_rule_schedule(gqa, hdim, true, 0, 132), Schedule::kAuto) << hdim;
+    EXPECT_EQ(plan::recommend_from(rows, gqa, hdim, true, 0, 132), plan::recommend_from(rows)) << hdim;
+    EXPECT_EQ(plan::recommend(gqa, cost, 132), plan::recommend_from(rows)) << hdim;
+    EXPECT_NE(plan::recommend(gqa, cost, 132), Schedule::kSpt) << hdim << ": the model's own pick is spt; the test is moot";
+    // Enough KV heads to fill the grid: the rule as before.
+    gqa.heads_kv = gqa.heads_q;
+    EXPECT_EQ(plan::measured_rule_schedule(gqa, hdim, true, 0, 132), Schedule::kSpt) << hdim;
+    for (int seqlen : {512, 1024, 2048, 4096})
+      EXPECT_EQ(plan::recommend(sweep_problem(hdim, seqlen, true, 64, 128), cost, 132), Schedule::kSpt) << hdim << " " << seqlen;
+  }
+}
+
 // The postprocess in the model (CostParams::post_gbytes_per_s, post_poll; docs/schedules.md "The
 // postprocess in the model"): after the main kernel it adds the same time to every schedule of a
 // shape (whole waves of post_blocks_per_sm blocks per SM); polling, the deterministic schedules'
