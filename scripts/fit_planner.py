@@ -191,13 +191,19 @@ DATA = {
                     peers_json=["docs/data/next39-h200-a72dbe9/peers/peers.json"],
                     bench=["docs/data/next39-h200-a72dbe9/bench-hdim128.json",
                            "docs/data/next39-h200-a72dbe9/bench-hdim64.json"]),
+    # The gpu-next58.sh peers run (twenty-sixth session, 3eca68b: a72dbe9's backward kernels, the
+    # planner with the 10% two-buffer shift tolerance and the grid-filling short-causal rule). Peers
+    # alone (one process, 3 rounds); scored, not fitted on.
+    "3eca68b": dict(peers_log=None,
+                    peers_json=["docs/data/s26-h200/next58-peers/peers.json"],
+                    bench=[]),
 }
 # The kernels with the two-buffer shift at hdim 128 (a72dbe9 on): the built-in rule applies.
-DQ2_DATA = {"a72dbe9"}
+DQ2_DATA = {"a72dbe9", "3eca68b"}
 # The kernels whose postprocess polls (PDL and DASH_BWD_POST_POLL on by default, from e29ccbd): the
 # built-in set's post_poll applies. The other data sets are scored with post_poll=0 (the same
 # postprocess rate, after the main kernel), as the C++ Calibration tests score the older sweeps.
-POLL_DATA = {"e29ccbd", "b016d55", "a72dbe9"}
+POLL_DATA = {"e29ccbd", "b016d55", "a72dbe9", "3eca68b"}
 
 
 # The data sets before a72dbe9 ran full-mask shift with one dQ staging buffer at 80 rows (hdim 128): scored

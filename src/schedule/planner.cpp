@@ -83,6 +83,8 @@ Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post
     return Schedule::kSpt;
   }
   if (head_dim == 128 && shift_full_tiles_hd128 > 0 && prob.n_tiles() >= shift_full_tiles_hd128) return Schedule::kShift;
+  if (head_dim == 128 && prob.n_tiles() >= kAscendingFullTilesHd128 && prob.n_tiles() < kAscendingFullTilesHd128End)
+    return Schedule::kAscending;
   if (prob.n_tiles() < kSptLongFullTiles) return Schedule::kAuto;
   return head_dim == kShiftLongFullHeadDim ? Schedule::kShift : Schedule::kSpt;
 }
@@ -111,7 +113,9 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
   if (rule != older) candidates.push_back({rule, kShiftLongFull128ModelGap});
   if (older != Schedule::kAuto) {
     candidates.push_back({older, kSptLongFullModelGap});
-    candidates.push_back({Schedule::kSpt, kSptLongFullModelGap});
+    // spt as the fallback of the long-full-mask rules (not of the ascending rule: its alternative
+    // is the model's pick).
+    if (older != Schedule::kAscending) candidates.push_back({Schedule::kSpt, kSptLongFullModelGap});
   }
   for (const Candidate& c : candidates)
     if (c.schedule == pick || model_ms(c.schedule) <= model_ms(pick) * (1.0 + c.gap)) return c.schedule;

@@ -120,6 +120,16 @@ static_assert(kSptLongFullModelGap == kSptShortCausalModelGap && kSptLongFullMod
 // shift replaces the model's pick where the model has it within kShiftLongFull128ModelGap of it
 // (and feasible: its co-resident group fits the grid); else the other rules apply.
 constexpr double kShiftLongFull128ModelGap = 0.10;
+// Full masks at head_dim 128 with kAscendingFullTilesHd128 to kAscendingFullTilesHd128End - 1 KV
+// tiles of >= 128 keys (seqlen_k 4096-8191; twenty-sixth session, docs/schedules.md "`auto` away from
+// the standard sweep"): ascending replaces the model's pick where the model has it within
+// kSptLongFullModelGap (3%; the model has ascending and descending tied there, and ties went to
+// descending). In the five peers runs of the current kernels' lineage (e29ccbd, b016d55, a72dbe9,
+// 9685406, 3eca68b) descending took 1.049 / 1.002 / 1.051 / 1.006 / 1.048x ascending's time at hdim 128
+// full 4096, never less; `dash-attn bench` has them tied there (0.989-1.002). At 2048 the peers ratio
+// is 0.996-1.019 and at 8192 0.983-1.028, so the rule stops at both.
+constexpr int kAscendingFullTilesHd128 = 32;
+constexpr int kAscendingFullTilesHd128End = 64;
 // Predicted backward time (the cost model's unit, microseconds for for_shape); kAuto is
 // resolved with recommend(). +inf when the schedule cannot run on num_sms.
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

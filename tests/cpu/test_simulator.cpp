@@ -371,6 +371,32 @@ TEST(Planner, SptOnShortCausalMasksOfTheSm90Tiles) {
   EXPECT_EQ(plan::recommend_from(rows, c4k, 128, false), Schedule::kDescending);
 }
 
+// The ascending rule (planner.h kAscendingFullTilesHd128): full masks at head_dim 128 with 32-63 KV
+// tiles of 128 keys take ascending where the model has it within 3% (it has ascending and descending
+// tied; ties go to descending); not at 16 or 64 tiles, not causal, not at head_dim 64; with GQA too.
+TEST(Planner, AscendingOnFullMasksOf32To63TilesAtHeadDim128) {
+  const CostModel cost = rule_cost(128, 128);
+  const TileProblem p4k = sweep_problem(128, 4096, false, 64, 128);
+  const auto rows = plan::plan_all(p4k, cost, 132, Dispatch::kDynamic);
+  EXPECT_NE(plan::recommend_from(rows), Schedule::kAscending) << "the model alone picks ascending; the rule is moot";
+  EXPECT_EQ(plan::measured_rule_schedule(p4k, 128, true), Schedule::kAscending);
+  EXPECT_EQ(plan::recommend(p4k, cost, 132), Schedule::kAscending);
+  TileProblem odd = p4k;
+  odd.seqlen_q = odd.seqlen_k = 6000;  // 47 tiles
+  odd.batch = 2;
+  EXPECT_EQ(plan::measured_rule_schedule(odd, 128, true), Schedule::kAscending);
+  EXPECT_EQ(plan::measured_rule_schedule(sweep_problem(128, 2048, false, 64, 128), 128, true), Schedule::kAuto);
+  EXPECT_NE(plan::measured_rule_schedule(sweep_problem(128, 4096, true, 64, 128), 128, true), Schedule::kAscending);
+  EXPECT_NE(plan::measured_rule_schedule(sweep_problem(64, 4096, false, 64, 128), 64, true), Schedule::kAscending);
+  EXPECT_EQ(plan::measured_rule_schedule(sweep_problem(128, 8192, false, 64, 128), 128, true, 64), Schedule::kShift);
+  EXPECT_EQ(plan::measured_rule_schedule(sweep_problem(128, 8192, false, 64, 128), 128, true, 0), Schedule::kAuto);
+  // Where the model has ascending more than 3% behind, the model's pick stays (no spt fallback).
+  std::vector<plan::PlanRow> skewed = rows;
+  for (plan::PlanRow& r : skewed)
+    if (r.schedule == Schedule::kAscending) r.makespan *= 1.05;
+  EXPECT_EQ(plan::recommend_from(skewed, p4k, 128, true, 64, 132), plan::recommend_from(skewed));
+}
+
 // The short-causal rule needs KV tasks that fill the grid (planner.h, after kSptShortCausalTilesPoll):
 // GQA at causal 1000 with batch 2 and 8 KV heads is 128 tasks on 132 SMs, where descending ran 5-7%
 // ahead of spt on the H200 (twenty-sixth session); the rule yields to the model's pick there, and
