@@ -211,3 +211,28 @@ fwd_ncu() {
     done
   done
 }
+# The package from head.tgz (a clean export of HEAD without docs/data, next to bins.tgz) and one
+# bench/peers.py run with PEERS ARGS... (besides --json $O/peers.json, --png $O/peers.png; budget as
+# given); leaves R (the export) for the caller's tables. gpu-next58.sh, gpu-next59.sh.
+peers_from_head() {
+  mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h || return 1
+  R=/tmp/h
+  echo "== pip $(el)"
+  (cd "$R" && python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1); echo "pip rc $? $(el)"
+  (cd /tmp && timeout -k 5 400 python "$R/bench/peers.py" "$@" --json "$O/peers.json" --png "$O/peers.png" \
+    > "$O/peers.log" 2>&1); echo "peers rc $? $(el)"
+}
+# ncu of the forward at HDIM (full or causal, 8k; bins/new) with scripts/ncu_stalls.py's stall
+# reasons and phases: $O/ncu/{d$1c$2/, stalls-d$1c$2.txt, phases-d$1c$2.txt}. gpu-next55.sh, gpu-next56.sh.
+fwd_stall_phases() {
+  local d=$1 c=$2 f
+  mkdir -p "$O/ncu"
+  echo "== forward ncu hdim $d causal $c 8k $(el)"
+  OUT="$O/ncu/d${d}c$c" BUILD_DIR=bins/new WHAT=fwd HDIM=$d CAUSAL=$c SEQLEN=8192 timeout -k 5 150 bash scripts/profile-bwd.sh \
+    > "$O/ncu/prof-d${d}c$c.log" 2>&1
+  tail -16 "$O/ncu/prof-d${d}c$c.log"
+  f="$O/ncu/d${d}c$c/fwd-descending-sass.csv"
+  python3 scripts/ncu_stalls.py "$f" --top 25 > "$O/ncu/stalls-d${d}c$c.txt" 2>&1; head -40 "$O/ncu/stalls-d${d}c$c.txt"
+  python3 scripts/ncu_stalls.py "$f" --phases > "$O/ncu/phases-d${d}c$c.txt" 2>&1; head -50 "$O/ncu/phases-d${d}c$c.txt"
+  rm -f "$O"/ncu/d${d}c$c/*.ncu-rep
+}

@@ -32,16 +32,7 @@ if [ "${PART:-1}" = 1 ]; then
   echo "== peers dry-run pytest $(el)"
   timeout -k 5 120 python -m pytest tests/python/test_examples.py -k peers -q -p no:cacheprovider > "$O/pytest-peers.log" 2>&1
   echo "rc $?"; tail -3 "$O/pytest-peers.log"
-  mkdir -p "$O/ncu"
-  for shape in "128 0" "64 0"; do
-    set -- $shape
-    echo "== forward ncu hdim $1 causal $2 8k $(el)"
-    OUT="$O/ncu/d$1c$2" BUILD_DIR=bins/new WHAT=fwd HDIM=$1 CAUSAL=$2 SEQLEN=8192 timeout -k 5 150 bash scripts/profile-bwd.sh > "$O/ncu/prof-d$1c$2.log" 2>&1
-    f="$O/ncu/d$1c$2/fwd-descending-sass.csv"
-    python3 scripts/ncu_stalls.py "$f" --top 20 > "$O/ncu/stalls-d$1c$2.txt" 2>&1; head -30 "$O/ncu/stalls-d$1c$2.txt"
-    python3 scripts/ncu_stalls.py "$f" --phases > "$O/ncu/phases-d$1c$2.txt" 2>&1; head -40 "$O/ncu/phases-d$1c$2.txt"
-    rm -f "$O"/ncu/d$1c$2/*.ncu-rep
-  done
+  for shape in "128 0" "64 0"; do fwd_stall_phases $shape; done
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"

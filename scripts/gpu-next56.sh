@@ -23,16 +23,7 @@ if [ "${PART:-1}" = 1 ]; then
     done
   done
   python3 scripts/bench_rows.py "$O"/auto/*.json
-  mkdir -p "$O/ncu"
-  for d in 128 64; do
-    echo "== forward ncu hdim $d full 8k $(el)"
-    OUT="$O/ncu/d$d" BUILD_DIR=bins/new WHAT=fwd HDIM=$d CAUSAL=0 SEQLEN=8192 timeout -k 5 150 bash scripts/profile-bwd.sh > "$O/ncu/prof-d$d.log" 2>&1
-    tail -16 "$O/ncu/prof-d$d.log"
-    f="$O/ncu/d$d/fwd-descending-sass.csv"
-    python3 scripts/ncu_stalls.py "$f" --top 25 > "$O/ncu/stalls-d$d.txt" 2>&1; head -40 "$O/ncu/stalls-d$d.txt"
-    python3 scripts/ncu_stalls.py "$f" --phases > "$O/ncu/phases-d$d.txt" 2>&1; head -50 "$O/ncu/phases-d$d.txt"
-    rm -f "$O"/ncu/d$d/*.ncu-rep
-  done
+  for d in 128 64; do fwd_stall_phases $d 0; done
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"

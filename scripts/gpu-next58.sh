@@ -24,14 +24,9 @@ if [ "${PART:-1}" = 1 ]; then
     done
   done
   python3 scripts/auto_sweep.py "$O"/auto/*.json
-  mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h && cd /tmp/h || exit 1
-  echo "== pip $(el)"
-  python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $? $(el)"
-  timeout -k 5 120 python -m pytest -q tests/python/test_examples.py -k peers > "$O/pytest-peers.log" 2>&1
+  peers_from_head --rounds 3 --warmup 2 --reps 4 --budget-s 300
+  (cd "$R" && timeout -k 5 120 python -m pytest -q tests/python/test_examples.py -k peers > "$O/pytest-peers.log" 2>&1)
   echo "pytest rc $? $(tail -1 "$O/pytest-peers.log") $(el)"
-  R=$PWD; cd /tmp || exit 1
-  timeout -k 5 400 python "$R/bench/peers.py" --rounds 3 --warmup 2 --reps 4 --budget-s 300 \
-    --json "$O/peers.json" --png "$O/peers.png" > "$O/peers.log" 2>&1; echo "peers rc $? $(el)"
   python3 "$R/scripts/peers_table.py" "$O/peers.json" > "$O/table.md" 2>&1; tail -28 "$O/table.md"
 fi
 echo "total $(el)"

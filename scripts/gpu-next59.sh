@@ -17,12 +17,7 @@ if [ "${PART:-1}" = 1 ]; then
       --json "$O/auto/auto-sweep-r$r.json" > "$O/auto/auto-sweep-r$r.log" 2>&1 || echo "bench rc $?"
   done
   python3 scripts/auto_sweep.py "$O"/auto/*.json
-  mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h && cd /tmp/h || exit 1
-  echo "== pip $(el)"
-  python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $? $(el)"
-  R=$PWD; cd /tmp || exit 1
-  timeout -k 5 300 python "$R/bench/peers.py" --hdims 128 --masks full --seqlens 2048,4096,8192 --rounds 3 --warmup 2 --reps 4 \
-    --budget-s 200 --json "$O/peers.json" > "$O/peers.log" 2>&1; echo "peers rc $? $(el)"
+  peers_from_head --hdims 128 --masks full --seqlens 2048,4096,8192 --rounds 3 --warmup 2 --reps 4 --budget-s 200
   python3 - "$O/peers.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
