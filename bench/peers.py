@@ -29,7 +29,11 @@ difference was noise). The forward ratio against cuDNN comes from a separate for
 after the rounds (--fwd-rounds, on by default since the twenty-fifth session): every implementation
 with its own forward kernel (the dash schedules share one: dash:auto's turn stands for them) times
 --warmup + --fwd-reps forwards per turn, turns interleaved for --fwd-rounds rounds (order reversed
-every other round), so that each forward follows a forward. The forwards timed inside the rounds
+every other round), so that each forward follows a forward. After it a paired phase (--fwd-pairs,
+twenty-sixth session) times one forward per forward kernel in turn, with no sync between them, and
+reports fwd_vs_<peer>_fwd_paired, the median over the pairs of the peer's time / ours: the H200
+switches between clock levels within a turn of --fwd-reps forwards (cuDNN's hdim 128 full 8k
+forward 1.61 or 1.78 ms, ours 1.57 or 1.75 in the 3eca68b run), and neighbours share the level. The forwards timed inside the rounds
 follow the previous implementation's fwd+bwd iterations and carry its after-effects: in the
 a72dbe9 peers run the same dash forward kernel measured 3.14-3.78 ms at hdim 128 full 16k across
 the dash columns and rounds (cuDNN 3.18-3.45); that ratio is kept as fwd_vs_cudnn_fwd_in_rounds.
@@ -277,6 +281,7 @@ class ImplRun:
         self.warnings = set()
         self.fwd_ms, self.fb_ms, self.bw_ms, self.round_bwd_ms = [], [], [], []
         self.fwd_phase_ms = []  # forward-only phase (time_fwd_turn)
+        self._pair_t = []       # paired phase (time_fwd_once): timer pairs, converted by result()
         self.ref_bits = None
         self.mism = None
         self.n_cmp = 0
@@ -414,8 +419,31 @@ class ImplRun:
     def _time_fwd_turn(self, reps):
         self.fwd_phase_ms += self._timed_fwds(reps)
 
+    def warm_fwd(self):
+        """--warmup untimed forwards (before the paired phase)."""
+        if self.ok:
+            self._guard(lambda: self._timed_fwds(0))
+        return self
+
+    def time_fwd_once(self):
+        """One timed forward of the paired phase (no sync: the implementations' forwards queue back
+        to back, so neighbours in the queue run at the same clocks)."""
+        if self.ok:
+            self._guard(self._fwd_once)
+        return self
+
+    def _fwd_once(self):
+        t0 = self.timer.start()
+        o = self._fwd()
+        self._pair_t.append(self.timer.stop(t0))
+        del o
+
     def result(self):
         res = self.res
+        if self.ok and self._pair_t:
+            self.timer.sync()
+            res["fwd_pair_ms_all"] = [round(self.timer.ms(t), 4) for t in self._pair_t]
+            self._pair_t = []
         if self.ok and self.fwd_phase_ms:
             res["fwd_phase_ms"] = statistics.median(self.fwd_phase_ms)
             res["fwd_phase_ms_all"] = [round(x, 4) for x in self.fwd_phase_ms]
@@ -491,6 +519,13 @@ def shape_ratios(impls):
 
     # the one dash implementation that ran the forward-only phase (main picks it: fwd_phase_dash)
     rep = next((n for n in impls if n.startswith("dash:") and fwdp(n) is not None), None)
+    # the paired phase (--fwd-pairs): per peer, the median over the pairs of its time / ours
+    prep = next((n for n in impls if n.startswith("dash:") and (impls[n] or {}).get("fwd_pair_ms_all")), None)
+    if prep:
+        for peer in ("cudnn", "flex", "flash"):
+            x = paired_ratio((impls.get(peer) or {}).get("fwd_pair_ms_all"), impls[prep]["fwd_pair_ms_all"])
+            if x is not None:
+                out[f"fwd_vs_{peer}_fwd_paired"] = x
     if rep:
         # the forward-only phase (the default): replaces the in-round ratio
         out["fwd_ratio_from"] = "fwd phase (" + rep + ")"
@@ -498,6 +533,14 @@ def shape_ratios(impls):
         out["fwd_vs_cudnn_fwd"] = ratio(fwdp(rep), fwdp("cudnn"))
         out["fwd_vs_flex_fwd"] = ratio(fwdp(rep), fwdp("flex"))
     return out
+
+
+def paired_ratio(peer_ms, ours_ms):
+    """Median over the pairs of peer_ms[k] / ours_ms[k] (> 1: ours faster); None unless both ran
+    every pair."""
+    if not peer_ms or not ours_ms or len(peer_ms) != len(ours_ms) or min(ours_ms) <= 0:
+        return None
+    return statistics.median(a / b for a, b in zip(peer_ms, ours_ms))
 
 
 def fwd_phase_dash(names):
@@ -549,7 +592,7 @@ def print_tables(results, impl_names, file=sys.stdout):
                 ("/fa2det", "best_det_vs_flash_detmode_bwd"), ("/atomic", "best_det_vs_atomic"),
                 ("/max(asc,spt)", "best_vs_max_ascending_spt"), ("shift/asc", "shift_vs_ascending"),
                 ("auto/best", "auto_vs_best"), ("auto ran", "auto_ran"), ("fwd/cudnn", "fwd_vs_cudnn_fwd"),
-                ("fwd/cudnn rnd", "fwd_vs_cudnn_fwd_in_rounds")]
+                ("fwd/cudnn rnd", "fwd_vs_cudnn_fwd_in_rounds"), ("fwd/cudnn pair", "fwd_vs_cudnn_fwd_paired")]
         w = [6] + [max(9, len(c[0])) for c in cols]
         w[1] = 15
         print("  ".join(h.rjust(wi) for h, wi in zip(["seqlen"] + [c[0] for c in cols], w)), file=file)
@@ -642,6 +685,10 @@ def main(argv=None):
                     help="rounds of the forward-only phase after the fwd+bwd rounds (0 = none: the forward ratio "
                          "then comes from the forwards timed inside the rounds)")
     ap.add_argument("--fwd-reps", type=int, default=10, help="timed forwards per turn of the forward-only phase")
+    ap.add_argument("--fwd-pairs", type=int, default=60,
+                    help="paired forward phase after the forward-only phase: this many single forwards per forward "
+                         "kernel, the kernels in turn with no sync between them; fwd_vs_<peer>_fwd_paired = median "
+                         "over the pairs of the peer's time / ours (0 = none)")
     ap.add_argument("--budget-s", type=float, default=0.0,
                     help="stop starting new shapes after this many seconds (0 = no limit); skipped shapes are "
                          "listed in the JSON")
@@ -660,6 +707,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.rounds < 1 or args.reps < 1:
         ap.error(f"--rounds and --reps must be >= 1, got {args.rounds} and {args.reps}")
+    if args.fwd_pairs < 0:
+        ap.error(f"--fwd-pairs must be >= 0, got {args.fwd_pairs}")
     if args.fwd_rounds < 0 or args.fwd_reps < 1:
         ap.error(f"--fwd-rounds must be >= 0 and --fwd-reps >= 1, got {args.fwd_rounds} and {args.fwd_reps}")
     for pth in (args.json, args.png):
@@ -781,6 +830,15 @@ def main(argv=None):
                 break
             for name in (fwd_names if rnd % 2 == 0 else fwd_names[::-1]):
                 runs[name].time_fwd_turn(args.fwd_reps)
+        # paired phase: one forward per implementation in turn, --fwd-pairs times (order reversed
+        # every other time), no sync in between: each pair of neighbours shares the GPU's clock state
+        if args.fwd_pairs > 0 and len(fwd_names) > 1 and not any(
+                not r.ok and is_fatal_cuda_error(r.res["error"]) for r in runs.values()):
+            for name in fwd_names:
+                runs[name].warm_fwd()
+            for k in range(args.fwd_pairs):
+                for name in (fwd_names if k % 2 == 0 else fwd_names[::-1]):
+                    runs[name].time_fwd_once()
         for name in impl_names:
             if name not in runs:
                 continue

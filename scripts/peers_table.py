@@ -61,10 +61,13 @@ for h in (128, 64):
         fwd = [round(r["ratios"]["fwd_vs_cudnn_fwd"], 3) for r in rs]
         # peers.py's forward-only phase since the twenty-fifth session; the in-round ratio beside it
         fwd_rnd = [round(r["ratios"].get("fwd_vs_cudnn_fwd_in_rounds", r["ratios"]["fwd_vs_cudnn_fwd"]), 3) for r in rs]
+        # peers.py's paired phase (--fwd-pairs, twenty-sixth session): neighbouring forwards, median of ratios
+        paired = [None if r["ratios"].get("fwd_vs_cudnn_fwd_paired") is None else round(r["ratios"]["fwd_vs_cudnn_fwd_paired"], 3)
+                  for r in rs]
         print(f"hdim {h} {m}: /cudnn {rng('best_det_vs_cudnn_bwd')} /flex {rng('best_det_vs_flex_bwd')} "
               f"/atomic {rng('best_det_vs_atomic')} auto>=0.97 {auto}/{len(rs)} (its schedule's row: {picked}/{len(rs)}) "
               f"shift/asc {rng('shift_vs_ascending')} best/max(asc,spt) {rng('best_vs_max_ascending_spt')} fwd/cudnn {fwd} "
-              f"(in the rounds {fwd_rnd})")
+              f"(in the rounds {fwd_rnd})" + (f" (paired {paired})" if any(x is not None for x in paired) else ""))
 for (h, m, s), r in sorted(by.items(), key=lambda x: (-x[0][0], x[0][1], x[0][2])):
     print(f"{h} {m} {s} shift {tf(r, 'dash:shift'):.0f} sym {tf(r, 'dash:symmetric_shift'):.0f} "
           f"desc {tf(r, 'dash:descending'):.0f} atomic {tf(r, 'dash:atomic'):.0f} auto ran {r['ratios']['auto_ran']}")

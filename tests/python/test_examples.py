@@ -100,3 +100,48 @@ def test_peers_rounds_interleave_and_keep_every_iteration(tmp_path):
     ratios = d["results"][0]["ratios"]
     assert ratios["fwd_ratio_from"] == "fwd phase (dash:descending)"
     assert ratios["dash_fwd_tflops"] == impls["dash:descending"]["fwd_phase_tflops"]
+
+
+def test_peers_paired_forward_phase(tmp_path, monkeypatch):
+    """bench/peers.py --fwd-pairs: after the forward-only phase every forward kernel runs one timed
+    forward per pair, in turn; fwd_vs_<peer>_fwd_paired is the median over the pairs of the peer's
+    time / ours. CPU dry run: the math-SDPA stand-in plays both ours and cuDNN."""
+    sys.path.insert(0, BENCH)
+    try:
+        import peers
+    finally:
+        sys.path.remove(BENCH)
+    orig = peers.make_impl
+
+    def fake(name, causal, s, device, state):
+        return orig("dash:stand-in" if name == "cudnn" else name, causal, s, device, state)
+
+    monkeypatch.setattr(peers, "make_impl", fake)
+    out = tmp_path / "peers.json"
+    rc = peers.main(["--device", "cpu", "--fake-dash", "--hdims", "64", "--masks", "full", "--seqlens", "128",
+                     "--tokens", "256", "--hidden", "128", "--impls", "cudnn,dash:descending,dash:atomic",
+                     "--warmup", "1", "--reps", "2", "--rounds", "1", "--fwd-rounds", "1", "--fwd-reps", "2",
+                     "--fwd-pairs", "5", "--json", str(out)])
+    assert rc in (0, None)
+    import json
+    d = json.load(open(out))
+    impls, ratios = d["results"][0]["impls"], d["results"][0]["ratios"]
+    for name in ("cudnn", "dash:descending"):
+        assert "error" not in impls[name], impls[name]
+        assert len(impls[name]["fwd_pair_ms_all"]) == 5 and min(impls[name]["fwd_pair_ms_all"]) > 0
+    assert "fwd_pair_ms_all" not in impls["dash:atomic"]  # dash:descending stands for the dash forward
+    c, o = impls["cudnn"]["fwd_pair_ms_all"], impls["dash:descending"]["fwd_pair_ms_all"]
+    assert ratios["fwd_vs_cudnn_fwd_paired"] == peers.paired_ratio(c, o)
+    assert sorted(a / b for a, b in zip(c, o))[2] == ratios["fwd_vs_cudnn_fwd_paired"]
+    assert "fwd_vs_flex_fwd_paired" not in ratios
+    # the helper: peer / ours per pair, median; None unless both ran every pair
+    assert peers.paired_ratio([2.0, 3.0, 4.0], [1.0, 3.0, 1.0]) == 2.0
+    assert peers.paired_ratio([2.0, 3.0], [1.0]) is None and peers.paired_ratio(None, [1.0]) is None
+    # --fwd-pairs 0: no paired phase
+    rc = peers.main(["--device", "cpu", "--fake-dash", "--hdims", "64", "--masks", "full", "--seqlens", "128",
+                     "--tokens", "256", "--hidden", "128", "--impls", "cudnn,dash:descending",
+                     "--warmup", "1", "--reps", "2", "--fwd-rounds", "1", "--fwd-reps", "2", "--fwd-pairs", "0",
+                     "--json", str(out)])
+    d = json.load(open(out))
+    assert "fwd_pair_ms_all" not in d["results"][0]["impls"]["cudnn"]
+    assert "fwd_vs_cudnn_fwd_paired" not in d["results"][0]["ratios"]
