@@ -535,6 +535,11 @@ def shape_ratios(impls):
     return out
 
 
+def fatal_error_in(runs):
+    """Whether an implementation of this shape hit a CUDA error that ends the sweep."""
+    return any(not r.ok and is_fatal_cuda_error(r.res["error"]) for r in runs.values())
+
+
 def paired_ratio(peer_ms, ours_ms):
     """Median over the pairs of peer_ms[k] / ours_ms[k] (> 1: ours faster); None unless both ran
     every pair."""
@@ -817,7 +822,7 @@ def main(argv=None):
             if not run.ok and is_fatal_cuda_error(run.res["error"]):
                 break
         for rnd in range(args.rounds):  # interleaved rounds, the order reversed every other round
-            if any(not r.ok and is_fatal_cuda_error(r.res["error"]) for r in runs.values()):
+            if fatal_error_in(runs):
                 break
             for name in (impl_names if rnd % 2 == 0 else impl_names[::-1]):
                 if name in runs:
@@ -826,18 +831,17 @@ def main(argv=None):
         dash_rep = fwd_phase_dash([n for n in impl_names if n in runs and runs[n].ok])
         fwd_names = [n for n in impl_names if n in runs and (not n.startswith("dash:") or n == dash_rep)]
         for rnd in range(args.fwd_rounds):
-            if any(not r.ok and is_fatal_cuda_error(r.res["error"]) for r in runs.values()):
+            if fatal_error_in(runs):
                 break
             for name in (fwd_names if rnd % 2 == 0 else fwd_names[::-1]):
                 runs[name].time_fwd_turn(args.fwd_reps)
         # paired phase: one forward per implementation in turn, --fwd-pairs times (order reversed
         # every other time), no sync in between: each pair of neighbours shares the GPU's clock state
-        if args.fwd_pairs > 0 and len(fwd_names) > 1 and not any(
-                not r.ok and is_fatal_cuda_error(r.res["error"]) for r in runs.values()):
+        if args.fwd_pairs > 0 and len(fwd_names) > 1 and not fatal_error_in(runs):
             for name in fwd_names:
                 runs[name].warm_fwd()
-            for k in range(args.fwd_pairs):
-                for name in (fwd_names if k % 2 == 0 else fwd_names[::-1]):
+            for pair in range(args.fwd_pairs):
+                for name in (fwd_names if pair % 2 == 0 else fwd_names[::-1]):
                     runs[name].time_fwd_once()
         for name in impl_names:
             if name not in runs:

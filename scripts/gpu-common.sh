@@ -211,14 +211,19 @@ fwd_ncu() {
     done
   done
 }
-# The package from head.tgz (a clean export of HEAD without docs/data, next to bins.tgz) and one
-# bench/peers.py run with PEERS ARGS... (besides --json $O/peers.json, --png $O/peers.png; budget as
-# given); leaves R (the export) for the caller's tables. gpu-next58.sh, gpu-next59.sh.
-peers_from_head() {
+# The package from head.tgz (a clean export of HEAD without docs/data, next to bins.tgz), installed
+# from R=/tmp/h (left for the caller's tests and tables). gpu-next60.sh, peers_from_head.
+install_head() {
   mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h || return 1
   R=/tmp/h
   echo "== pip $(el)"
-  (cd "$R" && python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1); echo "pip rc $? $(el)"
+  (cd "$R" && timeout -k 5 300 python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1)
+  echo "pip rc $? $(el)"
+}
+# install_head, then one bench/peers.py run with PEERS ARGS... (besides --json $O/peers.json, --png
+# $O/peers.png; budget as given). gpu-next58.sh, gpu-next59.sh.
+peers_from_head() {
+  install_head || return 1
   (cd /tmp && timeout -k 5 400 python "$R/bench/peers.py" "$@" --json "$O/peers.json" --png "$O/peers.png" \
     > "$O/peers.log" 2>&1); echo "peers rc $? $(el)"
 }

@@ -12,9 +12,7 @@ if [ "${PART:-1}" = 1 ]; then
   echo "== BwdSm90Auto $(el)"
   timeout -k 5 90 bins/new/dash_gpu_tests --gtest_filter='*BwdSm90Auto*:*Api*Auto*' > "$O/tests.log" 2>&1
   echo "rc $?"; grep -E "^\[  (FAILED|  PASSED)|Failure|tests from .* ran" "$O/tests.log" | head -12
-  mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h && cd /tmp/h || exit 1
-  echo "== pip $(el)"
-  timeout -k 5 240 python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $? $(el)"
+  install_head && cd "$R" || exit 1
   echo "== pytest $(el)"
   timeout -k 5 240 python -m pytest tests/python -q -x -p no:cacheprovider > "$O/pytest.log" 2>&1; echo "pytest rc $? $(el)"
   tail -5 "$O/pytest.log"

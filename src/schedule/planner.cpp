@@ -113,9 +113,8 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
   if (rule != older) candidates.push_back({rule, kShiftLongFull128ModelGap});
   if (older != Schedule::kAuto) {
     candidates.push_back({older, kSptLongFullModelGap});
-    // spt as the fallback of the long-full-mask rules (not of the ascending rule: its alternative
-    // is the model's pick).
-    if (older != Schedule::kAscending) candidates.push_back({Schedule::kSpt, kSptLongFullModelGap});
+    // spt: the fallback of the head_dim 64 shift rule (the other rules' alternative is the model's pick).
+    if (older == Schedule::kShift) candidates.push_back({Schedule::kSpt, kSptLongFullModelGap});
   }
   for (const Candidate& c : candidates)
     if (c.schedule == pick || model_ms(c.schedule) <= model_ms(pick) * (1.0 + c.gap)) return c.schedule;

@@ -92,8 +92,8 @@ constexpr double kSptShortCausalModelGap = 0.03;
 constexpr int kSptShortCausalTilesPoll = 32;
 // Neither short-causal reach applies where the KV tasks (batch x kv heads x KV tiles) are fewer than
 // the grid's CTAs (num_sms given): every point above had 1056-2048 tasks on 132 SMs; with GQA at
-// causal 1000 (batch 2, 8 KV heads: 128 tasks, each over 4 query heads) descending ran in 6.5% less
-// time than spt at hdim 128 and 5.4% less at hdim 64 (twenty-sixth session, docs/data/s26-h200/
+// causal 1000 (batch 2, 8 KV heads: 128 tasks, each over 4 query heads) descending ran in 7.1% less
+// time than spt at hdim 128 and 4.5% less at hdim 64 (min of 2 rounds; twenty-sixth session, docs/data/s26-h200/
 // next57-auto-sweep), where the model has the two tied.
 // The short-causal rule's reach: KV tiles per head up to which it applies.
 constexpr int spt_short_causal_tiles(bool post_poll) {
