@@ -94,6 +94,8 @@ struct BwdLaunchInfo {
   int num_ctas = 0;
   int block_m = 0, block_n = 0;
   int num_tasks = 0;
+  int split_tasks = 0;   // sm90, full masks: the last split_tasks tasks ran as split_pieces pieces each
+  int split_pieces = 1;  // (the last-wave split, docs/bwd-sm90.md "The last wave"; DASH_BWD_SPLIT_LAST=0 off)
   int min_coresident = 0;
   int head_block = 1;   // heads whose tasks are interleaved in the task order (schedule.h)
   int dq_writers = 1;   // dQ writer warps (sm90: two, one per staging buffer; one with

@@ -106,6 +106,15 @@ struct ChainKey {
   }
 };
 
+// The SM count the last-wave split (ScheduleModel::with_last_wave_split) plans for: a fixed
+// constant (the H100's and H200's 132), never the device's, so that the split, and with it the
+// bits of dK / dV, is a function of the shape alone.
+constexpr int kLastWaveSms = 132;
+// At most this many pieces per split task, and the fixed cost of a piece (its K / V load, the write
+// of its dK / dV partial and, for the last piece, the read of the others) in steps of its task.
+constexpr int kMaxSplitPieces = 8;
+constexpr double kSplitPieceOverheadSteps = 2.0;
+
 // Heads interleaved per block in the default task order of ascending / descending / atomic.
 inline constexpr int kDefaultHeadBlock = 16;
 
@@ -131,6 +140,8 @@ struct ScheduleModel {
   int rect_begin = 0;       // symmetric shift: first Q tile of the rectangle all long sides share
   int start_stride = 1;     // shift / symmetric shift: distance between consecutive start Q tiles
   int head_block = 1;       // task order: heads interleaved in blocks of this many (see task_head)
+  int split_tasks = 0;      // last-wave split: the last split_tasks tasks of the numbering ...
+  int split_pieces = 1;     // ... are cut into this many pieces each (see with_last_wave_split)
 
   // Symmetric shift only makes sense with a causal mask; on a full mask it is shift.
   // strided_starts: shift / symmetric shift start their walks `start_stride` Q tiles apart when
@@ -230,6 +241,87 @@ struct ScheduleModel {
     return r;
   }
   DASH_HD int group_of_slot(int slot) const { return slot / group_width; }
+
+  // ---- the last-wave split (docs/bwd-sm90.md "The last wave") ------------------------------
+  // Equal tasks on kLastWaveSms SMs leave num_tasks % kLastWaveSms of them in a last wave that
+  // runs on part of the GPU. The split cuts those last L tasks of the numbering into k pieces each
+  // by ranges of their steps (the Q tiles of side 0's visit order): piece p of a task visits steps
+  // [piece_begin(p), piece_begin(p + 1)) of every query head of its group. Units are what a CTA
+  // takes: unit u < W = num_tasks - L is task u; the L * k units after it are the pieces,
+  // piece-major (unit W + p * L + s is piece p of task W + s). Each piece adds its dK / dV partial
+  // sums to a workspace slot of its own; the piece that completes a task (a counter) sums the k
+  // partials in piece order and stores dK / dV: the same bits whichever piece comes last, on every
+  // grid, and the split is a function of the shape (kLastWaveSms fixed), not of the device.
+  // dQ is unchanged: a contribution (i, j) is the same GEMM whichever piece computes it, and its
+  // rank the same. Deadlock freedom (dash-spec 5): on full masks every KV tile of ascending,
+  // descending, spt and atomic visits the Q tiles in one order, so a contribution's chain
+  // predecessor (slot - 1 of its head, a lower task) is in a whole task or in the piece with the
+  // same p of a lower task, a lower unit either way (checked by check_deadlock_free).
+  // Only full masks (causal tasks of unequal length fill the last wave longest-first already) and
+  // group-width-1 schedules other than shift (shift's pieces would need co-residency groups).
+  DASH_HD bool splittable() const {
+    return !p.causal && group_width == 1 && schedule != Schedule::kShift && schedule != Schedule::kSymmetricShift;
+  }
+  DASH_HD bool split() const { return split_tasks > 0 && split_pieces > 1; }
+  DASH_HD int num_units() const { return num_tasks() + split_tasks * (split_pieces - 1); }
+  DASH_HD int first_split_task() const { return num_tasks() - split_tasks; }
+  DASH_HD int unit_task(int u) const {
+    const int w = first_split_task();
+    return u < w || !split() ? u : w + (u - w) % split_tasks;
+  }
+  // The piece of unit u (-1: a whole task).
+  DASH_HD int unit_piece(int u) const {
+    const int w = first_split_task();
+    return u < w || !split() ? -1 : (u - w) / split_tasks;
+  }
+  // The workspace slot of unit u's dK / dV partial, (task - W) * k + piece (-1: a whole task).
+  DASH_HD int unit_part(int u) const {
+    const int w = first_split_task();
+    if (u < w || !split()) return -1;
+    return ((u - w) % split_tasks) * split_pieces + (u - w) / split_tasks;
+  }
+  // First step of piece `piece` (0 .. k; piece k: one past the last) of a side of `steps` steps.
+  DASH_HD int piece_begin(int piece, int steps) const {
+    return piece * steps / split_pieces;  // (32-bit: piece <= kMaxSplitPieces; a 64-bit division spilled on the GPU)
+  }
+  // Steps [*t0, *t1) of side 0 that unit u visits (per query head); a whole task: [0, num_steps).
+  DASH_HD void unit_steps(int u, int* t0, int* t1) const {
+    const int task = unit_task(u), piece = unit_piece(u);
+    const int steps = num_steps(task_slot(task), 0);
+    *t0 = piece < 0 ? 0 : piece_begin(piece, steps);
+    *t1 = piece < 0 ? steps : piece_begin(piece + 1, steps);
+  }
+  // This model with the last wave split for `sms` SMs (kLastWaveSms in the kernels): L = num_tasks
+  // % sms tasks (all of them when fewer than sms), k in 2 .. kMaxSplitPieces (at most one piece per
+  // step) minimizing the last stretch's time in task units, ceil(L k / sms) waves of pieces of
+  // 1 / k of a task plus kSplitPieceOverheadSteps steps each; no split unless that beats the
+  // unsplit wave (1) by 5%. Not splittable(): unchanged (split_tasks 0).
+  inline ScheduleModel with_last_wave_split(int sms = kLastWaveSms) const {
+    ScheduleModel r = *this;
+    r.split_tasks = 0;
+    r.split_pieces = 1;
+    const int T = num_tasks();
+    if (!splittable() || sms <= 0 || T <= 0) return r;
+    const int L = T % sms;
+    const int steps = m;  // full masks: every task visits every Q tile
+    if (L == 0 || steps < 2) return r;
+    const double per_step = 1.0 / steps;
+    int best_k = 1;
+    double best = 0.95;
+    for (int k = 2; k <= kMaxSplitPieces && k <= steps; ++k) {
+      const int waves = (L * k + sms - 1) / sms;
+      const double cost = waves * (1.0 / k + kSplitPieceOverheadSteps * per_step);
+      if (cost < best) {
+        best = cost;
+        best_k = k;
+      }
+    }
+    if (best_k > 1) {
+      r.split_tasks = L;
+      r.split_pieces = best_k;
+    }
+    return r;
+  }
 
   // ---- execution order -------------------------------------------------------------------
   DASH_HD int num_sides(int slot) const {

@@ -154,9 +154,21 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
   w.dq_accum = off; off += align256(rows * s.head_dim * sizeof(float));
   w.dq_sem = off; off += align256((size_t)s.batch * s.heads_q * m_tiles * sizeof(int));
   w.task_counter = off; off += 256;
+  // The last-wave split (sm90; full masks): the plan of a splittable schedule at this tile height
+  // (the task count is the same for every one of them).
+  int split_tasks = 0, split_pieces = 1;
+  if (!s.causal && bwd_split_last_enabled()) {
+    const ScheduleModel sm =
+        ScheduleModel::make(tile_problem(s, kBwdSm90BlockN, block_m), Schedule::kDescending).with_last_wave_split();
+    split_tasks = sm.split_tasks;
+    split_pieces = sm.split_pieces;
+  }
+  w.split_count = off; off += align256((size_t)split_tasks * sizeof(int));
   w.dq_mailbox = off; off += align256((size_t)kMaxBwdCtas * kDqMailboxBytesPerCta);
   w.zero_begin = w.dq_accum;
   w.zero_bytes = off - w.dq_accum;
+  w.split_bytes = (size_t)split_tasks * split_pieces * bwd_split_partial_floats(s.head_dim) * sizeof(float);
+  w.split_partials = off; off += align256(w.split_bytes);
   // DASH_BWD_REPACK=1 (draft): head-major copies of Q and dO (2-byte elements), after the
   // zeroed range: the preprocess writes every row the main kernel reads.
   w.pack_bytes = 0;
@@ -404,6 +416,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     return make_status(StatusCode::kInvalidArgument,
                        "num_ctas %d exceeds the %d CTAs that can be co-resident (%d SMs x %d)", grid, capacity,
                        num_sms, per_sm);
+  const int grid_requested = grid;
   grid = std::min(grid, model.num_tasks());
   BwdLaunchInfo li;
   if (model.min_coresident() > grid) {
@@ -438,6 +451,17 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     }
     if (b > 0) model = model.with_head_block(static_cast<int>(std::min<long>(b, 1L << 20)));
   }
+  // The last-wave split (sm90 only; DASH_BWD_SPLIT_LAST=0 off): planned for kLastWaveSms, not for
+  // this device, so that the bits do not depend on it. The workspace layout reserved its partials.
+  if (use_sm90 && kernels::bwd_split_last_enabled() && kernels::bwd_sm90_kernel_splits(block_m, s.head_dim, model.schedule)) {
+    model = model.with_last_wave_split();
+    const size_t need = (size_t)model.split_tasks * model.split_pieces * kernels::bwd_split_partial_floats(s.head_dim) *
+                        sizeof(float);
+    if (need > ws.split_bytes)  // (a layout bug, not the caller's: the layout plans the same split)
+      return make_status(StatusCode::kInvalidArgument, "last-wave split needs %zu workspace bytes, the layout has %zu", need,
+                         ws.split_bytes);
+    grid = std::min(grid_requested, model.num_units());  // (pieces are units a CTA takes)
+  }
 
   kernels::BwdKernelParams p{};
   p.q = tref(a.q, a.q_stride);
@@ -456,6 +480,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.dq_sem = reinterpret_cast<int*>(w + ws.dq_sem);
   p.task_counter = reinterpret_cast<int*>(w + ws.task_counter);
   p.dq_mailbox = reinterpret_cast<int*>(w + ws.dq_mailbox);
+  p.split_partials = reinterpret_cast<float*>(w + ws.split_partials);
+  p.split_count = reinterpret_cast<int*>(w + ws.split_count);
   p.seqlen_q_pad = tp.m_tiles() * tp.block_m;
   p.model = model;
   p.dispatch = a.dispatch;
@@ -545,6 +571,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.block_m = tp.block_m;
     li.block_n = tp.block_n;
     li.num_tasks = model.num_tasks();
+    li.split_tasks = model.split() ? model.split_tasks : 0;
+    li.split_pieces = model.split() ? model.split_pieces : 1;
     li.min_coresident = model.min_coresident();
     li.head_block = model.head_block;
     li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m, s.head_dim) : 0;

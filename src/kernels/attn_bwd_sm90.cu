@@ -173,9 +173,15 @@ static_assert(sizeof(DqMeta) == kDqMailboxBytesPerCta / 2, "mailbox slot size");
 
 // One published task: its number and, computed by the taker, its (b * heads_kv + kv head, slot)
 // (the head-block mapping divides by run-time values; in the 40-register loader it spilled).
+// The last-wave split (ScheduleModel::split): task is the UNIT number (a whole task or a piece;
+// kNoUnit: none left, the readers exit), head / slot its task's, and [t0, t1) the steps of side 0
+// it visits (a whole task: t0 0 and t1 kWholeTaskSteps, i.e. every step of every side). (The end
+// as a marker, not as task >= num_units: the 40-register loader spilled num_units kept live.)
 struct TaskRef {
-  int task, head, slot;
+  int task, head, slot, t0, t1;
 };
+constexpr int kWholeTaskSteps = 1 << 30;
+constexpr int kNoUnit = -1;
 
 // mbarriers (static smem). Parity of use u of a ring slot: waiter u & 1; the refiller waits
 // (u & 1) ^ 1 on the matching "empty" barrier (its first pass falls through).
@@ -515,6 +521,33 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
 // Whether the task taker takes tasks late (see task_taker), and whether it then waits on
 // kv_near_end (take-ahead): one definition for the taker and the MMA warps, so that kv_near_end
 // is arrived on exactly when every one of its phases is waited on.
+// NOTES: a 32-bit shared address that the compiler must treat as unknown at this point, so the
+// descriptors derived from it are recomputed next to each wgmma instead of being hoisted out of
+// the step loop and kept live (they spilled: 16 descriptors per GEMM chain).
+__device__ __forceinline__ uint32_t opaque(uint32_t x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+__device__ __forceinline__ int opaque_int(int x) { return static_cast<int>(opaque(static_cast<uint32_t>(x))); }
+// The model with its run-time fields opaque (read here, in the loop that calls it): the 24-register
+// taker then recomputes what it derives from them (task counts, tile counts, the pieces' bounds)
+// where it is used instead of keeping it live across its loop, where it spilled.
+__device__ __forceinline__ ScheduleModel opaque_model(const ScheduleModel& m) {
+  ScheduleModel r = m;
+  r.p.batch = opaque_int(m.p.batch);
+  r.p.heads_q = opaque_int(m.p.heads_q);
+  r.p.heads_kv = opaque_int(m.p.heads_kv);
+  r.p.seqlen_q = opaque_int(m.p.seqlen_q);
+  r.p.seqlen_k = opaque_int(m.p.seqlen_k);
+  r.n = opaque_int(m.n);
+  r.m = opaque_int(m.m);
+  r.tasks_per_head = opaque_int(m.tasks_per_head);
+  r.head_block = opaque_int(m.head_block);
+  r.split_tasks = opaque_int(m.split_tasks);
+  r.split_pieces = opaque_int(m.split_pieces);
+  return r;
+}
+
 __device__ __forceinline__ bool takes_late(const BwdKernelParams& p, const ScheduleModel& M) {
   const bool dynamic = p.dispatch == Dispatch::kDynamic;
   return dynamic && M.min_coresident() <= 1 && M.deterministic() && p.take_late != 0;
@@ -534,7 +567,6 @@ template <int BM, bool kLean>
 __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars& bars, TaskRef* s_task,
                                            int* s_reduced) {
   const ScheduleModel M = fixed_tiles<BM>(p.model);
-  const int num_tasks = M.num_tasks();
   const bool dynamic = p.dispatch == Dispatch::kDynamic;
   const bool drain = dynamic && M.min_coresident() > 1;
   // Late taking (p.take_late, default; DASH_BWD_TAKE_LATE=0 off): group-width-1 deterministic schedules wait for
@@ -544,9 +576,19 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
   // next task is taken once the MMA warps have finished the last side of the previous one
   // (kv_empty's phase of that side), as in the sm80 kernel.
   const bool late = takes_late(p, M);  // = dynamic && !drain && deterministic && p.take_late
-  int tiles_published = 0, sides_published = 0, tasks_published = 0;
+  // The loop state in shared memory (volatile; one thread), as the 24-register loader keeps its
+  // own (producer_lean): with the pieces' mapping (the last-wave split) the counters kept live
+  // spilled at 24 registers.
+  __shared__ int s_taker[4];
+  volatile int* state = s_taker;
+  state[0] = 0;  // it: the ring index
+  state[1] = 0;  // tiles published (the drain rule)
+  state[2] = 0;  // sides published
+  state[3] = 0;  // units published
 #pragma unroll 1
-  for (int it = 0;; ++it) {
+  for (;;) {
+    const int it = state[0];
+    const int tiles_published = state[1], sides_published = state[2], tasks_published = state[3];
     // NOTES: the drain rule (attn_bwd_sm80.cu): the next task may belong to the same group and
     // the previous task's last reduce may wait for its early contributions, which would queue
     // behind that reduce in this CTA's writer. So take no task until the writer has finished
@@ -586,18 +628,33 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
       else
         sm90::mbar_wait(&bars.kv_empty, (sides_published - 1) & 1);
     }
-    const int task = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * (kLean ? nctaid_x() : gridDim.x);
+    const int unit = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * (kLean ? nctaid_x() : gridDim.x);
     const int tslot = it & 1;
     sm90::mbar_wait(&bars.task_empty[tslot], ((it >> 1) & 1) ^ 1);
-    // (task, head, slot): the division-heavy mapping (head blocks, schedule.h) computed once
-    // here, not in the 40-register loader, where it spilled.
-    const int slot = task < num_tasks ? M.task_slot(task) : 0;
-    s_task[tslot] = TaskRef{task, task < num_tasks ? M.task_head(task) : 0, slot};
+    // (unit, head, slot, steps): the division-heavy mapping (head blocks, pieces; schedule.h)
+    // computed once here, not in the 40-register loader, where it spilled. Each field stored as
+    // soon as it is known (volatile, in order: at 24 registers the fields kept live spilled).
+    volatile TaskRef* out = s_task + tslot;
+    const ScheduleModel M = fixed_tiles<BM>(opaque_model(p.model));  // (shadows the loop-invariant one)
+    const bool have = unit < M.num_units();
+    out->task = have ? unit : kNoUnit;
+    const int task = have ? M.unit_task(unit) : 0;
+    const int slot = M.task_slot(task);
+    out->slot = slot;
+    out->head = M.task_head(task);
+    out->t0 = 0;
+    out->t1 = kWholeTaskSteps;
+    if (have && unit >= M.first_split_task() && M.split()) {  // a piece (full masks: m steps per side)
+      const int piece = M.unit_piece(unit);
+      out->t0 = M.piece_begin(piece, M.m);
+      out->t1 = M.piece_begin(piece + 1, M.m);
+    }
     cuda::ptx::mbarrier_arrive(&bars.task_full[tslot]);  // release: orders the s_task stores
-    if (task >= num_tasks) break;
-    tiles_published += M.task_steps(slot);
-    sides_published += M.num_sides(slot);
-    ++tasks_published;
+    if (!have) break;
+    state[0] = it + 1;
+    if (drain) state[1] = tiles_published + M.task_steps(slot);  // (never with a split: group width 1)
+    state[2] = state[2] + M.num_sides(slot);
+    state[3] = state[3] + 1;
   }
 }
 
@@ -667,27 +724,33 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
   const ScheduleModel M = fixed_tiles<BM>(p.model);
   const TileProblem& tp = M.p;
   const int G = tp.q_per_kv();
-  const int num_tasks = M.num_tasks();
   ptx::prefetch_tensormap(tm_q);
   ptx::prefetch_tensormap(tm_k);
   ptx::prefetch_tensormap(tm_v);
   ptx::prefetch_tensormap(tm_do);
   int side_use = 0, step_use = 0;
+  // The unit's step range, kept in shared memory (volatile: stored here, read at each side's top;
+  // one thread): kept live across the side loop, it spilled at 40 registers.
+  __shared__ int s_range[2];
+  volatile int* range = s_range;
 #pragma unroll 1
   for (int it = 0;; ++it) {
     const TaskRef tr = read_published_task(bars, s_task, it);
     const int task = tr.task, bh = tr.head, slot = tr.slot;
-    if (task >= num_tasks) break;
+    if (task == kNoUnit) break;
+    range[0] = tr.t0;
+    range[1] = tr.t1;
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
 #pragma unroll 1
     for (int side = 0; side < M.num_sides(slot); ++side, ++side_use) {
       const int j = M.kv_tile(slot, side);
       sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
       load_kv<D, BM>(tm_k, tm_v, smem, bars, j, hk, b);
-      // Program order (schedule.h): for step, for query head of the group.
-      const int nsteps = M.num_steps(slot, side);
+      // Program order (schedule.h): for step, for query head of the group. A piece of a split
+      // task: its steps [t0, t1) of side 0 (its only side).
+      const int nsteps = min(range[1], M.num_steps(slot, side));
 #pragma unroll 1
-      for (int t = 0; t < nsteps; ++t) {
+      for (int t = range[0]; t < nsteps; ++t) {
        const int i = M.visit(slot, side, t);
 #pragma unroll 1
        for (int g = 0; g < G; ++g, ++step_use) {
@@ -702,14 +765,6 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
   }
 }
 
-// NOTES: a 32-bit shared address that the compiler must treat as unknown at this point, so the
-// descriptors derived from it are recomputed next to each wgmma instead of being hoisted out of
-// the step loop and kept live (they spilled: 16 descriptors per GEMM chain).
-__device__ __forceinline__ uint32_t opaque(uint32_t x) {
-  asm volatile("" : "+r"(x));
-  return x;
-}
-__device__ __forceinline__ int opaque_int(int x) { return static_cast<int>(opaque(static_cast<uint32_t>(x))); }
 
 // ---- the loader of the 24-register producer (kLean; warp 8, lane 0) -------------------------------
 // The same loads, in the same order, on the same barriers as producer(). What differs is where
@@ -723,6 +778,7 @@ __device__ __forceinline__ int opaque_int(int x) { return static_cast<int>(opaqu
 struct LoaderState {
   int it, side_use, step_use;  // task ring index, K/V side uses, Q/dO stage uses
   int slot, b, hk, side, nsides, t, nsteps, i, g;
+  int t0, t1;  // the unit's steps (TaskRef)
 };
 template <int D, int BM, bool kDq2 = false>
 __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
@@ -742,11 +798,13 @@ __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUt
       const int it = s->it;
       const TaskRef tr = read_published_task(bars, s_task, it);
       s->it = it + 1;
-      if (tr.task >= opaque_int(M.num_tasks())) break;
+      if (tr.task == kNoUnit) break;
       const int heads_kv = opaque_int(M.p.heads_kv);
       s->b = tr.head / heads_kv;
       s->hk = tr.head % heads_kv;
       s->slot = tr.slot;
+      s->t0 = tr.t0;
+      s->t1 = tr.t1;
       s->nsides = M.num_sides(tr.slot);
       s->side = 0;
     }
@@ -757,10 +815,10 @@ __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUt
         const int side_use = s->side_use;
         s->side_use = side_use + 1;
         const int j = M.kv_tile(s->slot, s->side);
-        s->nsteps = M.num_steps(s->slot, s->side);
+        s->nsteps = min(s->t1, M.num_steps(s->slot, s->side));
         sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
         load_kv<D, BM, kDq2>(tm_k, tm_v, smem, bars, j, s->hk, s->b);
-        s->t = 0;
+        s->t = s->t0;
       }
       // Program order (schedule.h): for step, for query head of the group.
 #pragma unroll 1
@@ -902,6 +960,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   // barrier and dO released there, half a step earlier than after the dQ^T GEMM (docs/bwd-sm90.md
   // "Two dQ staging buffers at 80 rows").
   static_assert(!kDq2EarlyDv || kDq2, "early dV is a variant of the two-buffer kernel");
+  // The kernels with the last-wave split's code (ScheduleModel::split; kernels::bwd_sm90_split_kernel
+  // says the same on the host, which plans no split for the others): full masks, the rank-free
+  // variants that run ascending, descending, spt and atomic by default. Not the shift-only rank
+  // variants, the causal ones, nor the drafts that spilled with it (the lagged dQ, the two-buffer
+  // kernels, the 80-row tile at 232 registers).
+  constexpr bool kMaySplit = !kCausal && kWRank == 0 && !kSplit && !kLag && !kDq2 && !(BM != kBM && D == 128 && !kLean);
   using L = Sm90BwdSmem<D, BM, kDq2>;
   constexpr bool kT80 = BM != kBM;  // a tall tile: 80 rows (dQ transposed; one staging buffer at head_dim 128), 96 / 112
   // 80-row tile at 232 registers: dP^T issued only after P^T is packed (S^T and dP^T do not
@@ -916,6 +980,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ int s_reduced_storage;
   __shared__ int s_rank[2];     // the split rank's partial sums, per staging buffer (take_rank_part)
   __shared__ int s_take_ahead;  // 80-row tile: takes_ahead(p, M) ? p.take_ahead : -1
+  __shared__ int s_split_last;  // split_sum: this piece completed its task
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
   int* s_reduced = &s_reduced_storage;
   DqMeta* mailbox = reinterpret_cast<DqMeta*>(p.dq_mailbox) + 2 * blockIdx.x;
@@ -996,7 +1061,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const ScheduleModel M = fixed_tiles<BM>(p.model);
   const TileProblem& tp = M.p;
   const int G = tp.q_per_kv();
-  const int num_tasks = M.num_tasks();
   const int diag = tp.seqlen_k - tp.seqlen_q;
   // keys 64wg .. 64wg + 63 of the KV tile; broadcast from lane 0 so that the compiler knows it is
   // warp-uniform (values derived from it, e.g. the K/V descriptor addresses, go to uniform registers)
@@ -1126,11 +1190,73 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Not with the 80-row tile at 232 registers (dP^T is issued after P^T there; the P^T copy would
   // not fit); the two-buffer kernel's draft kDq2EarlyDv (240 registers: 0 spills) always takes it.
   const bool early_dv = kDq2EarlyDv || (!kLag && !kT80 && p.early_dv != 0);
+  // MMA thread 0 (the kv_near_end arrivals): in the kernels with the split's code read where used
+  // (tid_x: a predicate kept from the kernel's top spilled there at 240 registers), else as before.
+  auto mma_thread0 = [&]() -> bool { return kMaySplit ? tid_x() == 0 : threadIdx.x == 0; };
+  // The last-wave split (ScheduleModel::split): a piece's dK / dV partials go to its workspace slot
+  // `part` (float4 x of MMA thread tid at x * 256 + tid: dK's D / 8 float4, then dV's); the piece
+  // whose count brings its task to split_pieces sums the task's k slots in piece order, slot 0
+  // first ((p0 + p1) + p2 ...), into dk / dv and returns true (it stores dK / dV); false for the
+  // others. The sum order is fixed, not the arrival order: the same bits whichever piece is last.
+  // Every MMA thread calls it (CTA-uniform: the unit is).
+  auto split_sum = [&](float (&dk_)[D / 2], float (&dv_)[D / 2], int part) -> bool {
+    constexpr int kX = D / 8;  // float4 of dK (and of dV) per thread
+    const int tid = tid_x();
+    float4* mine = reinterpret_cast<float4*>(p.split_partials) + static_cast<size_t>(part) * (2 * kX * kMmaThreads);
+#pragma unroll
+    for (int x = 0; x < kX; ++x) {
+      __stcg(mine + x * kMmaThreads + tid, make_float4(dk_[4 * x], dk_[4 * x + 1], dk_[4 * x + 2], dk_[4 * x + 3]));
+      __stcg(mine + (kX + x) * kMmaThreads + tid, make_float4(dv_[4 * x], dv_[4 * x + 1], dv_[4 * x + 2], dv_[4 * x + 3]));
+    }
+    __threadfence();  // this thread's partial is visible GPU-wide before the count moves
+    ptx::named_bar_sync(kBarDs, kMmaThreads);
+    const int k = M.split_pieces, sidx = part / k;
+    if (tid == 0) s_split_last = atomicAdd(p.split_count + sidx, 1) == k - 1 ? 1 : 0;
+    ptx::named_bar_sync(kBarDs, kMmaThreads);
+    if (s_split_last == 0) return false;
+    __threadfence();  // (the other pieces' partials: read after their counts, from L2)
+    const float4* first = reinterpret_cast<const float4*>(p.split_partials) + static_cast<size_t>(sidx) * k * (2 * kX * kMmaThreads);
+#pragma unroll
+    for (int x = 0; x < 2 * kX; ++x) {
+      float4 a = __ldcg(first + x * kMmaThreads + tid);
 #pragma unroll 1
-  for (int it = 0;; ++it) {
-    const TaskRef tr = read_published_task(bars, s_task, it);
-    const int task = tr.task, bh = tr.head, slot = tr.slot;
-    if (task >= num_tasks) break;
+      for (int q = 1; q < k; ++q) {
+        const float4 c = __ldcg(first + (static_cast<size_t>(q) * 2 * kX + x) * kMmaThreads + tid);
+        a.x += c.x;
+        a.y += c.y;
+        a.z += c.z;
+        a.w += c.w;
+      }
+      float* dst = x < kX ? &dk_[4 * x] : &dv_[4 * (x - kX)];
+      dst[0] = a.x;
+      dst[1] = a.y;
+      dst[2] = a.z;
+      dst[3] = a.w;
+    }
+    return true;
+  };
+#pragma unroll 1
+  for (int it_count = 0;; ++it_count) {
+    // The task ring's index: the units read so far. On a full mask every task has one side, so it
+    // is side_use, already live (a separate counter spilled in the two-buffer kernel at 240 registers).
+    const int it = kCausal ? it_count : side_use;
+    // The published unit; the ring slot is freed (task_empty) at the top of side 0, once its step
+    // range is read there too (kept live from here across the side loop, it spilled at 240 registers).
+    // (A kernel without the split's code frees it here, as before the split.)
+    int task, bh, slot;  // task: the unit number
+    if constexpr (kMaySplit) {
+      sm90::mbar_wait(&bars.task_full[it & 1], (it >> 1) & 1);
+      task = s_task[it & 1].task;
+      bh = s_task[it & 1].head;
+      slot = s_task[it & 1].slot;
+      if (task == kNoUnit) cuda::ptx::mbarrier_arrive(&bars.task_empty[it & 1]);
+    } else {
+      const TaskRef tr = read_published_task(bars, s_task, it);
+      task = tr.task;
+      bh = tr.head;
+      slot = tr.slot;
+    }
+    if (task == kNoUnit) break;
     const int b = bh / tp.heads_kv, hk = bh % tp.heads_kv;
 
 #pragma unroll 1
@@ -1138,7 +1264,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     // loop, its predicate was spilled.)
     for (int side = 0; side < M.num_sides(kT80 ? static_cast<int>(opaque(static_cast<uint32_t>(slot))) : slot); ++side, ++side_use) {
       const int j = M.kv_tile(slot, side);
-      const int nsteps = M.num_steps(slot, side);
+      // Steps [tb, nsteps) of the side: all of them, or a piece's range of a split task (its only
+      // side), read from the ring at side 0's top, which then frees the slot.
+      int tb = 0, nsteps = M.num_steps(slot, side);
+      if (kMaySplit && side == 0) {
+        const volatile TaskRef* r = s_task + (it & 1);
+        tb = r->t0;
+        nsteps = min(r->t1, nsteps);
+        cuda::ptx::mbarrier_arrive(&bars.task_empty[it & 1]);
+      }
       const int key_row0 = j * kBN + key_local;
       sm90::mbar_wait(&bars.kv_full, side_use & 1);
       // kv_near_end: one arrival per task, in its last side (also a side of no steps), only when
@@ -1146,15 +1280,18 @@ __global__ void __launch_bounds__(kThreads, 1)
       const bool last_side = side == M.num_sides(slot) - 1;
       // 80-row tile: the take-ahead distance (or -1) from shared memory: ptxas kept takes_ahead's
       // predicate live across the side loop and spilled it there.
+      // (Counted from the side's first step tb: near_end_at is compared with t_step * G + g.)
+      const int side_steps = (nsteps - tb) * G;
       int near_end_at;
       if constexpr (kT80) {
         const int take_ahead = s_take_ahead;
-        near_end_at = take_ahead < 0 || !last_side ? -1 : nsteps * G > take_ahead ? nsteps * G - take_ahead : 0;
+        near_end_at = take_ahead < 0 || !last_side ? -1 : tb * G + (side_steps > take_ahead ? side_steps - take_ahead : 0);
       } else {
-        near_end_at =
-            !takes_ahead(p, M) || !last_side ? -1 : nsteps * G > p.take_ahead ? nsteps * G - p.take_ahead : 0;
+        near_end_at = !takes_ahead(p, M) || !last_side
+                          ? -1
+                          : tb * G + (side_steps > p.take_ahead ? side_steps - p.take_ahead : 0);
       }
-      if (threadIdx.x == 0 && near_end_at >= 0 && nsteps * G == 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
+      if (mma_thread0() && near_end_at >= 0 && side_steps <= 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
 
       float dk[D / 2], dv[D / 2];
 #pragma unroll
@@ -1165,15 +1302,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       // step retired all its groups), and the visit's integer chain (param loads, the schedule
       // switch, q_tile_begin) sat there (the v10 profile's "loop top", 7.5% of the MMA loop).
       // head_dim 128 only: at 64 the same hoist ran 0.4-1.4% slower (twelfth session's A/B).
-      int i_next = D == 128 && nsteps > 0 ? visit_of(slot, side, 0) : 0;
+      int i_next = D == 128 && nsteps > tb ? visit_of(slot, side, tb) : 0;
 #pragma unroll 1
-      for (int t_step = 0; t_step < nsteps; ++t_step) {
+      for (int t_step = tb; t_step < nsteps; ++t_step) {
        const int i = D == 128 ? i_next : visit_of(slot, side, t_step);
 #pragma unroll 1
        for (int g = 0; g < G; ++g, ++step_use) {
         const int hq = hk * G + g;
         const int st = step_use & 1;
-        if (threadIdx.x == 0 && t_step * G + g == near_end_at) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
+        if (mma_thread0() && t_step * G + g == near_end_at) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
         const float* sLse = reinterpret_cast<const float*>(smem + L::kLseOff + st * L::kVecBytes);
         const float* sDsum = reinterpret_cast<const float*>(smem + L::kDsumOff + st * L::kVecBytes);
         sm90::mbar_wait(&bars.qdo_full[st], (step_use >> 1) & 1);
@@ -1331,7 +1468,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           // GEMM 5 of the PREVIOUS step of this side (none at its first step), issued while
           // GEMMs 3 and 4 of this step may still run; one wait retires all three. Same register
           // peak as the unlagged order (dK + dV + P^T/dS^T fragments + this accumulator).
-          const bool have_prev = t_step > 0 || g > 0;  // uniform over the CTA
+          const bool have_prev = t_step > tb || g > 0;  // uniform over the CTA
           float dqacc[32];
 #pragma unroll
           for (int x = 0; x < 32; ++x) dqacc[x] = 0.f;  // defined on both paths (ptxas spilled otherwise)
@@ -1469,7 +1606,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (kLag) {
         // The side's last dQ GEMM (step step_use - 1; it reads K): issue, retire and hand it
         // over before K/V go.
-        if (nsteps > 0) {
+        if (nsteps > tb) {
           float dqacc[32];
           issue_lagged_dq(dqacc, step_use - 1);
           const int rank = warp == 0 ? rank_of(prev_i, j) : 0;
@@ -1480,6 +1617,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       // K/V of this side are no longer read (the last step waited for all its wgmma).
       cuda::ptx::mbarrier_arrive(&bars.kv_empty);  // every MMA thread (kMmaArrivals)
 
+      // A piece of a split task: dK / dV become the task's sums of partials, or this piece is not
+      // the last of its task and stores nothing.
+      if constexpr (kMaySplit) {
+        const int part = M.unit_part(task);
+        if (part >= 0 && !split_sum(dk, dv, part)) continue;
+      }
       // Epilogue: dK *= scale; store the rows that exist (accumulator rows = keys, cols = hdim).
       using V2 = typename Vec2<T>::type;
       T* dk_base = static_cast<T*>(p.dk.ptr) + b * p.dk.sb + hk * p.dk.sh;

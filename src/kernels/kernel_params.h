@@ -42,6 +42,12 @@ struct BwdKernelParams {
   int* dq_sem;       // (batch, heads_q, m_tiles): contributions landed so far
   int* task_counter; // dynamic dispatch
   int* dq_mailbox;   // per CTA: metadata of the two staged dQ tiles (MMA warps -> dQ writer)
+  // The last-wave split (sm90 backward; model.split(), ScheduleModel::with_last_wave_split):
+  // split_partials holds one dK / dV partial per piece (model.split_tasks x split_pieces slots of
+  // 256 MMA threads x head_dim floats, in the threads' fragment order), split_count one counter
+  // per split task (zeroed with the semaphores: the piece that brings it to split_pieces sums).
+  float* split_partials;
+  int* split_count;
   int seqlen_q_pad;
   ScheduleModel model;  // tiles, schedule, task decomposition
   Dispatch dispatch;
@@ -131,7 +137,8 @@ inline constexpr int kDefaultTakeAhead = 1;
 
 // Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
 struct BwdWorkspace {
-  size_t lse_log2, dsum, dq_accum, dq_sem, task_counter, dq_mailbox, total;
+  size_t lse_log2, dsum, dq_accum, dq_sem, task_counter, split_count, dq_mailbox, total;
+  size_t split_partials, split_bytes;  // the last-wave split's dK / dV partials (not zeroed; 0 bytes: none)
   size_t zero_begin, zero_bytes;  // the part zeroed before every backward (dQ accum + semaphores)
   size_t q_pack, do_pack, pack_bytes;  // DASH_BWD_REPACK=1 only (pack_bytes 0 otherwise), not zeroed
 };
@@ -242,6 +249,13 @@ inline bool current_device_is_sm90() {
 }
 
 inline bool bwd_repack_enabled() { return env_set_to_one("DASH_BWD_REPACK"); }
+// The last-wave split of the sm90 backward (ScheduleModel::with_last_wave_split; docs/bwd-sm90.md
+// "The last wave"): on by default where the model allows it (full masks; ascending, descending, spt,
+// atomic); DASH_BWD_SPLIT_LAST=0 turns it off (other dK / dV bits for the split tasks: a sum of
+// partials). Read on every call, by the workspace size query too.
+inline bool bwd_split_last_enabled() { return env_not_zero("DASH_BWD_SPLIT_LAST"); }
+// Floats of one piece's dK / dV partial: 256 MMA threads x (head_dim / 2 of dK + head_dim / 2 of dV).
+inline size_t bwd_split_partial_floats(int head_dim) { return static_cast<size_t>(256) * head_dim; }
 BwdWorkspace bwd_workspace_layout(const AttnShape& shape, int block_m);
 
 // The sm90 forward's ping-pong variant (the two consumer warpgroups take turns issuing their
@@ -372,6 +386,16 @@ inline int bwd_sm90_dq_stage_bufs(int block_m, int head_dim, DType dtype, bool c
                                   Schedule schedule) {
   if (block_m != kBwdSm90BlockM80 || head_dim != 128) return 2;
   return bwd_sm90_has_dq2(dtype, head_dim, causal) && producer_regs == 24 && bwd_sm90_dq2_for(schedule) ? 2 : 1;
+}
+// Whether the sm90 kernel that runs `schedule` with `block_m`-row tiles at `head_dim` has the split's
+// code (attn_bwd_sm90.cu, kMaySplit): not the lagged-dQ draft, and at 80 rows and head_dim 128 only
+// the 24 / 240 one-buffer kernel (not the two-buffer kernels: shift by default, every schedule with
+// DASH_BWD_SM90_DQ2=1; not the 40 / 232 one, DASH_BWD_SM90_PRODUCER24=0). Where it has not, the
+// launcher plans no split: those launches' dK / dV bits are the unsplit sums.
+inline bool bwd_sm90_kernel_splits(int block_m, int head_dim, Schedule schedule) {
+  if (head_dim == 128 && bwd_lagged_dq_enabled()) return false;
+  if (block_m == 80 && head_dim == 128) return bwd_sm90_producer_regs(block_m, head_dim) == 24 && !bwd_sm90_dq2_for(schedule);
+  return true;
 }
 // The 80-row tile is the default for the schedules bwd_sm90_block_m names from this many rows and keys
 // (below it the padding of the last Q tile costs more than the per-step savings: 0.97-0.99x at 512).

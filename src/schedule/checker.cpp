@@ -18,7 +18,9 @@ std::string describe(const ScheduleModel& sm) {
      << " hkv=" << p.heads_kv << " sq=" << p.seqlen_q << " sk=" << p.seqlen_k
      << " bm=" << p.block_m << " bn=" << p.block_n << (p.causal ? " causal" : " full")
      << " m=" << sm.m << " n=" << sm.n << " tasks/head=" << sm.tasks_per_head
-     << " group=" << sm.group_width << "]";
+     << " group=" << sm.group_width;
+  if (sm.split()) os << " split=" << sm.split_tasks << "x" << sm.split_pieces;
+  os << "]";
   return os.str();
 }
 
@@ -74,6 +76,32 @@ CheckResult check_coverage(const ScheduleModel& sm) {
     if (steps_total != sm.task_steps(slot))
       return fail(describe(sm) + ": task_steps(" + std::to_string(slot) + ") disagrees with the visit count");
   }
+  // The last-wave split: the units cover every step of every task once, whole tasks before the
+  // pieces, each piece a step range of side 0 of a splittable schedule's one-sided task.
+  if (sm.split()) {
+    if (!sm.splittable()) return fail(describe(sm) + ": split but not splittable");
+    if (sm.split_tasks > sm.num_tasks()) return fail(describe(sm) + ": more split tasks than tasks");
+    std::vector<int> covered(static_cast<size_t>(sm.num_tasks()) * m, 0);
+    for (int u = 0; u < sm.num_units(); ++u) {
+      const int task = sm.unit_task(u), piece = sm.unit_piece(u);
+      std::ostringstream os;
+      os << describe(sm) << ": unit " << u << " (task " << task << " piece " << piece << ")";
+      if (task < 0 || task >= sm.num_tasks()) return fail(os.str() + ": task out of range");
+      if ((piece >= 0) != (task >= sm.first_split_task())) return fail(os.str() + ": piece and task disagree");
+      if (piece >= 0 && sm.num_sides(sm.task_slot(task)) != 1) return fail(os.str() + ": a piece of a two-sided task");
+      if (piece >= 0 && sm.unit_part(u) != (task - sm.first_split_task()) * sm.split_pieces + piece)
+        return fail(os.str() + ": unit_part");
+      int t0 = 0, t1 = 0;
+      sm.unit_steps(u, &t0, &t1);
+      if (t0 >= t1) return fail(os.str() + ": an empty piece");
+      for (int t = t0; t < t1; ++t)
+        if (covered[static_cast<size_t>(task) * m + t]++ != 0) return fail(os.str() + ": step " + std::to_string(t) + " twice");
+    }
+    for (int task = 0; task < sm.num_tasks(); ++task)
+      for (int t = 0; t < sm.num_steps(sm.task_slot(task), 0); ++t)
+        if (covered[static_cast<size_t>(task) * m + t] != 1)
+          return fail(describe(sm) + ": task " + std::to_string(task) + " step " + std::to_string(t) + " in no unit");
+  }
   for (int head = 0; head < H; ++head)
     for (int g = 0; g < G; ++g)
       for (int i = 0; i < m; ++i)
@@ -123,13 +151,14 @@ CheckResult check_grid(const ScheduleModel& sm, Dispatch dispatch, int P, Interl
   if (P <= 0) return fail("check_grid: P must be positive");
   const Program prog(sm);
   const int per_head = prog.dq_per_head();
-  const int num_tasks = sm.num_tasks();
+  const int num_tasks = sm.num_units();  // tasks, and the pieces of the last-wave split
   std::vector<int> counter(static_cast<size_t>(sm.p.num_heads()) * per_head, 0);
 
   struct Cta {
-    int task = -1;  // running task, -1 when free
-    int step = 0;   // next step of the running task
-    int taken = 0;  // static dispatch: tasks taken so far
+    int task = -1;  // running unit (a task or a piece), -1 when free
+    int step = 0;   // next step of the running unit (an index into its slot's steps)
+    int end = 0;    // one past its last step
+    int taken = 0;  // static dispatch: units taken so far
     bool done = false;
   };
   std::vector<Cta> ctas(P);
@@ -146,7 +175,7 @@ CheckResult check_grid(const ScheduleModel& sm, Dispatch dispatch, int P, Interl
     }
     if (t < 0) { cta.done = true; return false; }
     cta.task = t;
-    cta.step = 0;
+    prog.unit_range(t, &cta.step, &cta.end);
     return true;
   };
 
@@ -161,15 +190,15 @@ CheckResult check_grid(const ScheduleModel& sm, Dispatch dispatch, int P, Interl
           if (!grab(c, cta)) break;
           progress = true;
         }
-        const auto& steps = prog.slot_steps[sm.task_slot(cta.task)];
-        if (cta.step == static_cast<int>(steps.size())) {
+        const auto& steps = prog.slot_steps[prog.unit_slot(cta.task)];
+        if (cta.step == cta.end) {
           cta.task = -1;
           ++finished_tasks;
           progress = true;
           continue;
         }
         const StepRef& s = steps[cta.step];
-        int& cnt = counter[static_cast<size_t>(sm.task_head(cta.task)) * per_head + prog.dq_index(s.g, s.i)];
+        int& cnt = counter[static_cast<size_t>(sm.task_head(sm.unit_task(cta.task))) * per_head + prog.dq_index(s.g, s.i)];
         if (cnt != prog.rank_of(s.i, s.j)) break;
         ++cnt;
         ++cta.step;
@@ -186,8 +215,8 @@ CheckResult check_grid(const ScheduleModel& sm, Dispatch dispatch, int P, Interl
       for (int c = 0; c < P; ++c) {
         const Cta& cta = ctas[c];
         if (cta.task < 0) continue;
-        const StepRef& s = prog.slot_steps[sm.task_slot(cta.task)][cta.step];
-        const int head = sm.task_head(cta.task);
+        const StepRef& s = prog.slot_steps[prog.unit_slot(cta.task)][cta.step];
+        const int head = sm.task_head(sm.unit_task(cta.task));
         const int have = counter[static_cast<size_t>(head) * per_head + prog.dq_index(s.g, s.i)];
         int owner_j = -1;
         for (int j = 0; j < sm.chain_length(s.i); ++j)
@@ -199,7 +228,7 @@ CheckResult check_grid(const ScheduleModel& sm, Dispatch dispatch, int P, Interl
            << " (task " << owner_task;
         int holder = -1;
         for (int c2 = 0; c2 < P; ++c2)
-          if (ctas[c2].task == owner_task) holder = c2;
+          if (ctas[c2].task >= 0 && sm.unit_task(ctas[c2].task) == owner_task) holder = c2;
         if (holder >= 0) os << ", held by CTA " << holder << " at step " << ctas[holder].step << ")";
         else os << ", not started)";
         return fail(os.str());
@@ -212,7 +241,7 @@ CheckResult check_grid(const ScheduleModel& sm, Dispatch dispatch, int P, Interl
 
 CheckResult check_deadlock_free(const ScheduleModel& sm, int max_ctas) {
   if (!sm.deterministic()) return {};
-  const int hi = max_ctas > 0 ? std::min(max_ctas, sm.num_tasks()) : sm.num_tasks();
+  const int hi = max_ctas > 0 ? std::min(max_ctas, sm.num_units()) : sm.num_units();
   for (int P = sm.min_coresident(); P <= hi; ++P)
     for (Dispatch d : {Dispatch::kDynamic, Dispatch::kStatic})
       for (Interleave il : {Interleave::kLockstep, Interleave::kGreedy}) {

@@ -65,6 +65,23 @@ struct Program {
     return static_cast<double>(per_head) * sm.p.num_heads();
   }
 
+  // The steps of unit u (a task, or a piece of one under the last-wave split: ScheduleModel::unit_steps)
+  // as [*begin, *end) of slot_steps[unit_slot(u)]: a piece's steps t0 .. t1 - 1 of side 0, every query
+  // head of each.
+  int unit_slot(int u) const { return sm.task_slot(sm.unit_task(u)); }
+  void unit_range(int u, int* begin, int* end) const {
+    const int n_steps = static_cast<int>(slot_steps[unit_slot(u)].size());
+    if (sm.unit_piece(u) < 0) {
+      *begin = 0;
+      *end = n_steps;
+      return;
+    }
+    int t0 = 0, t1 = 0;
+    sm.unit_steps(u, &t0, &t1);
+    *begin = t0 * sm.p.q_per_kv();
+    *end = t1 * sm.p.q_per_kv();
+  }
+
   int rank_of(int i, int j) const { return rank[static_cast<size_t>(i) * sm.n + j]; }
   // Index of dQ tile (query head g of the group, Q tile i) within one head's counters.
   int dq_index(int g, int i) const { return g * sm.m + i; }

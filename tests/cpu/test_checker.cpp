@@ -242,6 +242,92 @@ TEST(Checker, ShiftNeedsItsWholeGroupResident) {
   EXPECT_NE(r.error.find("not started"), std::string::npos) << r.error;
 }
 
+// The last-wave split (ScheduleModel::with_last_wave_split): planned for kLastWaveSms, only for
+// splittable models (full masks; ascending, descending, spt, atomic), L = tasks % 132 tasks in k
+// pieces; the units cover every step once, and every grid from 1 CTA up is deadlock-free (a piece's
+// chain predecessors are in whole tasks or in lower pieces with the same index), with and without
+// head blocks, GQA, and fewer tasks than SMs.
+TEST(Checker, LastWaveSplitCoversEveryStepAndIsDeadlockFree) {
+  const std::vector<Shape> shapes = {{1, 8, 2, 1000, 1000, 64, 128},  {2, 4, 1, 300, 700, 64, 128},
+                                     {1, 4, 1, 1100, 1300, 96, 128},  {5, 7, 7, 512, 512, 64, 128},
+                                     {1, 6, 3, 2048, 2048, 80, 128},  {3, 4, 4, 640, 640, 64, 128}};
+  int split = 0;
+  for (const Shape& s : shapes)
+    for (bool causal : {false, true})
+      for (Schedule sched : kAll)
+        for (int hb : {1, 4}) {
+          const ScheduleModel sm = ScheduleModel::make(problem(s, causal), sched).with_head_block(hb).with_last_wave_split();
+          const std::string what = std::string(schedule_name(sched)) + " head_block " + std::to_string(hb) + " " +
+                                   label(s, causal);
+          if (!sm.splittable()) {
+            EXPECT_FALSE(sm.split()) << what;
+            EXPECT_EQ(sm.num_units(), sm.num_tasks()) << what;
+            continue;
+          }
+          if (!sm.split()) continue;
+          ++split;
+          EXPECT_EQ(sm.split_tasks, sm.num_tasks() % kLastWaveSms) << what;
+          EXPECT_GE(sm.split_pieces, 2) << what;
+          EXPECT_LE(sm.split_pieces, std::min(kMaxSplitPieces, sm.m)) << what;
+          EXPECT_EQ(sm.num_units(), sm.num_tasks() + sm.split_tasks * (sm.split_pieces - 1)) << what;
+          const CheckResult r = check_schedule(sm, 48);
+          EXPECT_TRUE(r.ok) << what << ": " << r.error;
+        }
+  EXPECT_GT(split, 30);  // (most of the full-mask cases above split)
+}
+
+// The plan itself: nothing to split when the tasks fill whole waves, the mask is causal or the
+// schedule is shift; at the standard sweep's 2048 tasks (hdim 128, 16k tokens, 16 heads) the 68 tasks
+// of the last wave; k minimizes ceil(L k / 132) (1 / k + 2 / steps) and must beat 0.95.
+TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
+  auto plan = [](int batch, int heads, int seqlen, bool causal, Schedule sc, int block_m = 64) {
+    TileProblem p;
+    p.batch = batch;
+    p.heads_q = p.heads_kv = heads;
+    p.seqlen_q = p.seqlen_k = seqlen;
+    p.block_m = block_m;
+    p.block_n = 128;
+    p.causal = causal;
+    return ScheduleModel::make(p, sc).with_last_wave_split();
+  };
+  // 2048 tasks = 15 x 132 + 68 at every length of the sweep (16k tokens x 16 heads / 128 keys).
+  for (int seqlen : {1024, 2048, 4096, 8192, 16384}) {
+    const ScheduleModel sm = plan(16384 / seqlen, 16, seqlen, false, Schedule::kDescending);
+    ASSERT_EQ(sm.num_tasks(), 2048);
+    const int steps = seqlen / 64;
+    double best = 0.95;
+    int best_k = 1;
+    for (int k = 2; k <= std::min(kMaxSplitPieces, steps); ++k) {
+      const double c = ((68 * k + 131) / 132) * (1.0 / k + 2.0 / steps);
+      if (c < best) { best = c; best_k = k; }
+    }
+    EXPECT_EQ(sm.split_pieces, best_k) << seqlen;
+    EXPECT_EQ(sm.split_tasks, best_k > 1 ? 68 : 0) << seqlen;
+  }
+  EXPECT_EQ(plan(16384 / 4096, 16, 4096, false, Schedule::kDescending).split_pieces, 5);
+  EXPECT_EQ(plan(1, 132, 128, false, Schedule::kDescending).split_tasks, 0);          // one whole wave
+  EXPECT_EQ(plan(1, 264, 128, false, Schedule::kAscending).split_tasks, 0);           // two
+  EXPECT_FALSE(plan(4, 16, 4096, true, Schedule::kDescending).split());               // causal
+  EXPECT_FALSE(plan(4, 16, 4096, false, Schedule::kShift).split());                   // shift
+  EXPECT_FALSE(plan(4, 16, 4096, false, Schedule::kSymmetricShift).split());          // = shift on full
+  const ScheduleModel few = plan(1, 8, 1024, false, Schedule::kSpt);                  // 64 tasks, half a wave
+  EXPECT_EQ(few.split_tasks, 64);
+  EXPECT_EQ(few.split_pieces, 2);
+  EXPECT_TRUE(plan(1, 8, 1024, false, Schedule::kAtomic).split());
+  // Pieces: piece-major units after the whole tasks, steps in order, the last piece ends at m.
+  const ScheduleModel sm = plan(16384 / 4096, 16, 4096, false, Schedule::kDescending);
+  const int w = sm.first_split_task();
+  EXPECT_EQ(sm.unit_task(w - 1), w - 1);
+  EXPECT_EQ(sm.unit_piece(w - 1), -1);
+  EXPECT_EQ(sm.unit_task(w), w);
+  EXPECT_EQ(sm.unit_piece(w + sm.split_tasks), 1);
+  EXPECT_EQ(sm.unit_task(w + sm.split_tasks + 3), w + 3);
+  int t0 = 0, t1 = 0;
+  sm.unit_steps(sm.num_units() - 1, &t0, &t1);
+  EXPECT_EQ(t1, sm.m);
+  EXPECT_EQ(t0, sm.piece_begin(sm.split_pieces - 1, sm.m));
+}
+
 TEST(Checker, DetectsABrokenModel) {
   // A model that drops a task leaves its KV tile unvisited; the checker must say so.
   TileProblem p;

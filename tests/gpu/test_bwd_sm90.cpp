@@ -621,6 +621,8 @@ TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
 TEST(BwdSm90Dq2, BitwiseEqualToOneBufferAndAccurate) {
   REQUIRE_SM90();
   ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+  // (The two-buffer kernels have no last-wave split: compared with the one-buffer kernel unsplit.)
+  ScopedEnv split_env("DASH_BWD_SPLIT_LAST", "0");
   ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", "80");
   int seed = 9700;
   // (fp16 on the three shorter shapes: with both dtypes on all five the test took 128 s on the H200,
@@ -733,6 +735,69 @@ void expect_same_grads(Problem& pr, const Grads& ref, bool dq_bits, const std::s
                      << g.dq[first];
   if (dq_bits) EXPECT_EQ(g.dq_bits, ref.dq_bits) << what << ": dQ bits (signed zeros)";
   EXPECT_EQ(g.dkv_bits, ref.dkv_bits) << what << ": dK / dV bits";
+}
+
+// The last-wave split (ScheduleModel::with_last_wave_split, docs/bwd-sm90.md "The last wave"; default
+// on, DASH_BWD_SPLIT_LAST=0 off): full masks, ascending / descending / spt / atomic, the last
+// tasks % 132 tasks in pieces whose dK / dV partials the last piece sums in piece order. Shapes with
+// fewer tasks than SMs (16, 12 and 11 tasks: 2-8 pieces each), GQA, ragged lengths (300 x 700, 1100 x
+// 1300: the last Q tile and KV tile partial), 140 tasks (8 split), head_dim 64 and 128, bf16 and fp16,
+// the 64-row tiles and the tall ones (80 rows for atomic, 96 at head_dim 64). Checked: BwdLaunchInfo
+// reports the split; every element of dQ / dK / dV written and within the low-precision bound of the
+// float64 reference; the deterministic schedules bit for bit over reruns, grids 64 / 31 and both
+// dispatches (a piece's dK / dV bits do not depend on which piece finishes last); dQ bit for bit the
+// unsplit run's (the same contributions in the same chain order) and shift unsplit.
+TEST(BwdSm90LastWaveSplit, AccurateReproducibleAndDqUnchanged) {
+  REQUIRE_SM90();
+  ScopedEnv split_env("DASH_BWD_SPLIT_LAST", nullptr);
+  ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+  ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", nullptr);
+  int seed = 9900, split_runs = 0;
+  struct Case {
+    DType dt;
+    int d;
+    std::tuple<int, int, int, int, int> shape;
+  };
+  for (const Case& c : std::vector<Case>{{DType::kBF16, 128, {1, 1000, 1000, 8, 2}},
+                                         {DType::kFP16, 128, {2, 300, 700, 4, 1}},
+                                         {DType::kBF16, 64, {1, 1100, 1300, 4, 1}},
+                                         {DType::kBF16, 64, {5, 512, 512, 7, 7}},
+                                         {DType::kBF16, 128, {1, 2048, 2048, 4, 2}}}) {
+    ProblemSpec s = spec_of(c.dt, c.d, false, c.shape, seed++);
+    Problem pr(s);
+    const Refs& r = references(s);
+    ASSERT_TRUE(tested_forward(pr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    for (Schedule sc : {Schedule::kAtomic, Schedule::kDescending, Schedule::kAscending, Schedule::kSpt, Schedule::kShift}) {
+      AttnBwdParams p = pr.bwd_params(sc);
+      p.allow_fallback = false;
+      BwdLaunchInfo info;
+      Grads unsplit;
+      {
+        ScopedEnv off("DASH_BWD_SPLIT_LAST", "0");
+        ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+        EXPECT_EQ(info.split_tasks, 0) << "DASH_BWD_SPLIT_LAST=0 " << s.str();
+        ASSERT_NO_FATAL_FAILURE(record_grads(pr, &unsplit));
+      }
+      ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+      const std::string what = s.str() + " " + schedule_name(sc);
+      if (sc == Schedule::kShift) {
+        EXPECT_EQ(info.split_tasks, 0) << "shift is not split: " << what;
+        continue;
+      }
+      ASSERT_GT(info.split_tasks, 0) << "no split: " << what;
+      ASSERT_GE(info.split_pieces, 2) << what;
+      EXPECT_EQ(info.split_tasks, info.num_tasks % 132) << what;
+      ++split_runs;
+      check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
+      if (sc == Schedule::kAtomic) continue;
+      Grads g;
+      ASSERT_NO_FATAL_FAILURE(record_grads(pr, &g));
+      EXPECT_EQ(g.dq_bits, unsplit.dq_bits) << "dQ changed with the split: " << what;
+      ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 5, info.block_m));
+    }
+  }
+  EXPECT_EQ(split_runs, 5 * 4);
 }
 
 // The first dQ contribution stored instead of added (p.dq_first_store, DASH_BWD_DQ_FIRST_STORE,
@@ -1205,6 +1270,10 @@ namespace {
 // the switch (the switch selected another kernel, not only the same one twice).
 void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType, int>>& kinds, int seed0,
                               const char* value = "1", int want_producer_regs = 0, const char* off_value = nullptr) {
+  // The switches that select kernels without the last-wave split's code (the lagged-dQ draft, the 40 /
+  // 232 split at 80 rows: kernels::bwd_sm90_kernel_splits) run no split, so both sides run without it.
+  const bool unsplit_kernel = std::strcmp(env, "DASH_BWD_LAGGED_DQ") == 0 || std::strcmp(env, "DASH_BWD_SM90_PRODUCER24") == 0;
+  ScopedEnv split_env("DASH_BWD_SPLIT_LAST", unsplit_kernel ? "0" : nullptr);
   int idx = 0;
   for (auto [dt, d] : kinds)
     for (bool causal : {false, true})

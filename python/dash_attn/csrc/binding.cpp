@@ -320,6 +320,8 @@ py::object last_bwd_info() {
   d["block_m"] = info.block_m;
   d["block_n"] = info.block_n;
   d["num_tasks"] = info.num_tasks;
+  d["split_tasks"] = info.split_tasks;    // the last-wave split: tasks cut into pieces (0: none)
+  d["split_pieces"] = info.split_pieces;
   d["min_coresident"] = info.min_coresident;
   d["head_block"] = info.head_block;
   d["dq_writers"] = info.dq_writers;
