@@ -156,18 +156,19 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
   w.task_counter = off; off += 256;
   // The last-wave split (sm90; full masks): the plan of a splittable schedule at this tile height
   // (the task count is the same for every one of them).
-  int split_tasks = 0, split_pieces = 1;
-  if (!s.causal && bwd_split_last_enabled()) {
-    const ScheduleModel sm =
-        ScheduleModel::make(tile_problem(s, kBwdSm90BlockN, block_m), Schedule::kDescending).with_last_wave_split();
-    split_tasks = sm.split_tasks;
-    split_pieces = sm.split_pieces;
-  }
-  w.split_count = off; off += align256((size_t)split_tasks * sizeof(int));
+  // (the most over the schedules: atomic's and the ordered ones' plans differ where tasks >= 132).
+  size_t split_tasks = 0, split_slots = 0;
+  if (!s.causal && bwd_split_last_enabled())
+    for (Schedule sc : {Schedule::kDescending, Schedule::kAtomic}) {
+      const ScheduleModel sm = ScheduleModel::make(tile_problem(s, kBwdSm90BlockN, block_m), sc).with_last_wave_split();
+      split_tasks = std::max(split_tasks, (size_t)sm.split_tasks);
+      split_slots = std::max(split_slots, (size_t)sm.split_tasks * sm.split_pieces);
+    }
+  w.split_count = off; off += align256(split_tasks * sizeof(int));
   w.dq_mailbox = off; off += align256((size_t)kMaxBwdCtas * kDqMailboxBytesPerCta);
   w.zero_begin = w.dq_accum;
   w.zero_bytes = off - w.dq_accum;
-  w.split_bytes = (size_t)split_tasks * split_pieces * bwd_split_partial_floats(s.head_dim) * sizeof(float);
+  w.split_bytes = split_slots * bwd_split_partial_floats(s.head_dim) * sizeof(float);
   w.split_partials = off; off += align256(w.split_bytes);
   // DASH_BWD_REPACK=1 (draft): head-major copies of Q and dO (2-byte elements), after the
   // zeroed range: the preprocess writes every row the main kernel reads.
@@ -250,9 +251,10 @@ Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int bl
   const bool shift_dq2 = block_n == kernels::kBwdSm90BlockN && sm90_shift_runs_two_buffers(shape);
   // The planner's simulation is cheap but not free: cache per shape.
   static std::mutex mu;
-  static std::map<std::tuple<int, int, int, int, int, int, bool, int, int, int, bool>, Schedule> cache;
+  static std::map<std::tuple<int, int, int, int, int, int, bool, int, int, int, bool, bool>, Schedule> cache;
   const auto key = std::make_tuple(shape.batch, shape.heads_q, shape.heads_kv, shape.seqlen_q, shape.seqlen_k,
-                                   shape.head_dim, shape.causal, num_sms, block_n, block_m, shift_dq2);
+                                   shape.head_dim, shape.causal, num_sms, block_n, block_m, shift_dq2,
+                                   kernels::bwd_split_last_enabled());
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -260,6 +262,8 @@ Schedule resolve_auto_schedule_tiles(const AttnShape& shape, int num_sms, int bl
   // The rates of the kernel that runs these tiles (sm80 64x64, sm90 64x128).
   CostParams params = CostParams::for_tiles(tp.block_m, tp.block_n);
   if (!shift_dq2) params.shift_full_tiles_hd128 = 0;
+  // The split the sm90 launcher plans (DASH_BWD_SPLIT_LAST=0: none; not on the sm80 tiles).
+  if (block_n != kernels::kBwdSm90BlockN || !kernels::bwd_split_last_enabled()) params.last_wave_split = false;
   const CostModel cost = CostModel::for_shape(shape.head_dim, tp.block_m, tp.block_n, params);
   const Schedule s = plan::recommend(tp, cost, num_sms);
   cache.emplace(key, s);

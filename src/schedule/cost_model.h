@@ -81,6 +81,9 @@ struct CostParams {
   // planner's measured rule picks it (plan::measured_rule_schedule; docs/schedules.md "Long full
   // masks at head_dim 128: the two-buffer shift"). 0: no such rule (the older sweeps' kernels).
   int shift_full_tiles_hd128 = 0;
+  // The sm90 backward's last-wave split (ScheduleModel::with_last_wave_split, DASH_BWD_SPLIT_LAST):
+  // the planner simulates the split model, each piece paying task_overhead_us as a task does.
+  bool last_wave_split = false;
 
   // The calibrated set for the backward kernel with these tiles: 64x128 is the sm90 kernel
   // (src/kernels/attn_bwd_sm90.cu, see kSm90Params below); every other tile shape gets the sm80
@@ -171,7 +174,8 @@ inline constexpr CostParams kSm90Params{.per_sm_tflops = 6.1,
                                         .atomic_skips_latency = true,
                                         .post_gbytes_per_s = 1800.0,
                                         .post_poll = true,
-                                        .shift_full_tiles_hd128 = 64};
+                                        .shift_full_tiles_hd128 = 64,
+                                        .last_wave_split = true};
 // The sm90 kernel's 80-row tiles (80 x 128; full masks, bwd_sm90_block_m): kSm90Params with a
 // higher per-SM rate, the only field refit (the per-step fixed costs are shared by 25% more rows,
 // so the tile's time grows less than its flops). Fitted on the H200 (sixteenth session, commit
@@ -223,6 +227,7 @@ struct CostModel {
   bool post_poll = false;
   int post_blocks_per_sm = 8;
   int shift_full_tiles_hd128 = 0;  // CostParams::shift_full_tiles_hd128 (a measured planner rule)
+  bool last_wave_split = false;    // CostParams::last_wave_split (the simulated model is split)
   // The head dimension for_shape was given (0: the unit model, or not known). The planner's
   // measured long-full-mask rule depends on it (plan::recommend_from).
   int head_dim = 0;

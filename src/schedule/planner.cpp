@@ -25,7 +25,8 @@ int simplicity(Schedule s) {
 
 PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
                  Dispatch dispatch) {
-  const ScheduleModel sm = ScheduleModel::make(prob, s);
+  ScheduleModel sm = ScheduleModel::make(prob, s);
+  if (cost.last_wave_split) sm = sm.with_last_wave_split();  // (the sm90 kernels' default)
   PlanRow row;
   row.schedule = s;
   row.resolved = sm.schedule;

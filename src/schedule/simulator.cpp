@@ -105,14 +105,15 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
   }
   const Program prog(sm);
   const int per_head = prog.dq_per_head();
-  const int num_tasks = sm.num_tasks();
+  const int num_tasks = sm.num_units();  // tasks, and the pieces of the last-wave split
   const size_t num_dq = static_cast<size_t>(sm.p.num_heads()) * per_head;
   std::vector<int> next_rank(num_dq, 0);        // contributions of each dQ tile reduced so far
   std::vector<double> last_end(num_dq, 0.0);    // when the latest of them finished
   std::vector<std::vector<Waiter>> waiting(num_dq);
 
   struct Cta {
-    int task = -1, step = 0, taken = 0;
+    int task = -1, step = 0, taken = 0;  // task: the unit (a task, or a piece of one)
+    int step_begin = 0, step_end = 0;     // its steps in prog.slot_steps[prog.unit_slot(task)]
     double time = 0.0;         // when the CTA can do its next thing
     double compute_end = 0.0;  // of the step it is blocked on
     double end = 0.0;          // when it ran out of tasks
@@ -132,8 +133,8 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
     double pe = pred_end;
     while (s >= 0) {
       Cta& cta = ctas[s];
-      const StepRef& st = prog.slot_steps[sm.task_slot(cta.task)][cta.step];
-      const int head = sm.task_head(cta.task);
+      const StepRef& st = prog.slot_steps[prog.unit_slot(cta.task)][cta.step];
+      const int head = sm.task_head(sm.unit_task(cta.task));
       const double r = prog.rank_of(st.i, st.j) < 0 && cost.r_atomic >= 0.0 ? cost.r_atomic : cost.r;
       const double rs = std::max(cta.compute_end, pe);
       const double re = rs + r;
@@ -168,7 +169,7 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
     Cta& cta = ctas[s];
     cta.time = time;
     // A finished task frees the CTA at once; it takes the next one at the same time.
-    while (cta.task >= 0 && cta.step == static_cast<int>(prog.slot_steps[sm.task_slot(cta.task)].size())) {
+    while (cta.task >= 0 && cta.step == cta.step_end) {
       cta.task = -1;
       ++finished_tasks;
     }
@@ -182,17 +183,18 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
       }
       if (t < 0) { cta.end = time; continue; }
       cta.task = t;
-      cta.step = 0;
-      if (prog.slot_steps[sm.task_slot(t)].empty()) { ready.push({time, s}); continue; }
+      prog.unit_range(t, &cta.step_begin, &cta.step_end);
+      cta.step = cta.step_begin;
+      if (cta.step == cta.step_end) { ready.push({time, s}); continue; }
     }
-    const StepRef& st = prog.slot_steps[sm.task_slot(cta.task)][cta.step];
+    const StepRef& st = prog.slot_steps[prog.unit_slot(cta.task)][cta.step];
     // The fixed cost of a side (CostModel::task_us) runs before its first compute.
-    const double task_cost = st.t == 0 && st.g == 0 ? cost.task_us : 0.0;
+    const double task_cost = (st.t == 0 && st.g == 0) || cta.step == cta.step_begin ? cost.task_us : 0.0;  // (a piece pays it too)
     res.sm_busy[s] += task_cost;
     cta.compute_end = time + task_cost + cost.c;
     const int rank = prog.rank_of(st.i, st.j);
     if (rank < 0) { reduce(s, 0.0); continue; }
-    const size_t dq = static_cast<size_t>(sm.task_head(cta.task)) * per_head + prog.dq_index(st.g, st.i);
+    const size_t dq = static_cast<size_t>(sm.task_head(sm.unit_task(cta.task))) * per_head + prog.dq_index(st.g, st.i);
     if (next_rank[dq] == rank) reduce(s, last_end[dq]);
     else waiting[dq].push_back(Waiter{rank, s});
   }
@@ -205,7 +207,7 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
     int shown = 0;
     for (int s = 0; s < P && shown < 4; ++s) {
       if (ctas[s].task < 0) continue;
-      const StepRef& st = prog.slot_steps[sm.task_slot(ctas[s].task)][ctas[s].step];
+      const StepRef& st = prog.slot_steps[prog.unit_slot(ctas[s].task)][ctas[s].step];
       os << " SM " << s << " task " << ctas[s].task << " (KV " << st.j << " -> dQ " << st.i
          << ", g " << st.g << ") waits for rank " << prog.rank_of(st.i, st.j) << ";";
       ++shown;
@@ -257,7 +259,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
   const int K = std::max(1, cost.stage_buffers);
   const Program prog(sm);
   const int per_head = prog.dq_per_head();
-  const int num_tasks = sm.num_tasks();
+  const int num_tasks = sm.num_units();  // tasks, and the pieces of the last-wave split
   const size_t num_dq = static_cast<size_t>(sm.p.num_heads()) * per_head;
   std::vector<int> next_rank(num_dq, 0);
   std::vector<double> last_end(num_dq, 0.0);
@@ -268,7 +270,8 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
     double start, compute_end;
   };
   struct Cta {
-    int task = -1, step = 0, taken = 0;
+    int task = -1, step = 0, taken = 0;  // task: the unit (a task, or a piece of one)
+    int step_begin = 0, step_end = 0;     // its steps in prog.slot_steps[prog.unit_slot(task)]
     long long handed = 0, reduced = 0;  // partials handed to / reduced by the writer
     std::deque<Item> queue;             // handed, not yet reduced (at most K)
     std::vector<double> ring;           // reduce end of partial q at ring[q % K]
@@ -288,10 +291,10 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
   for (int s = 0; s < P; ++s) ready.push({0.0, s});
 
   auto step_of = [&](int task, int step) -> const StepRef& {
-    return prog.slot_steps[sm.task_slot(task)][step];
+    return prog.slot_steps[prog.unit_slot(task)][step];
   };
   auto dq_of = [&](int task, const StepRef& st) {
-    return static_cast<size_t>(sm.task_head(task)) * per_head + prog.dq_index(st.g, st.i);
+    return static_cast<size_t>(sm.task_head(sm.unit_task(task))) * per_head + prog.dq_index(st.g, st.i);
   };
   std::vector<int> work;  // CTAs whose writer may be able to proceed
 
@@ -338,7 +341,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
         cta.ring[cta.reduced % K] = re;
         ++cta.reduced;
         if (record_events && (record_sms <= 0 || s < record_sms))
-          res.events.push_back(StepEvent{s, it.task, sm.task_head(it.task), st.j, st.i, st.g, it.start,
+          res.events.push_back(StepEvent{s, it.task, sm.task_head(sm.unit_task(it.task)), st.j, st.i, st.g, it.start,
                                          it.compute_end, rs, re});
         if (rank >= 0) {
           ++next_rank[dq];
@@ -368,7 +371,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
     const auto [time, s] = ready.top();
     ready.pop();
     Cta& cta = ctas[s];
-    while (cta.task >= 0 && cta.step == static_cast<int>(prog.slot_steps[sm.task_slot(cta.task)].size())) {
+    while (cta.task >= 0 && cta.step == cta.step_end) {
       cta.task = -1;
       ++finished_tasks;
     }
@@ -389,14 +392,15 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
       }
       if (t < 0) continue;
       cta.task = t;
-      cta.step = 0;
-      if (prog.slot_steps[sm.task_slot(t)].empty()) { ready.push({time, s}); continue; }
+      prog.unit_range(t, &cta.step_begin, &cta.step_end);
+      cta.step = cta.step_begin;
+      if (cta.step == cta.step_end) { ready.push({time, s}); continue; }
     }
     // Partial q = handed needs the buffer of partial q - K reduced.
     // The fixed cost of a side (CostModel::task_us) runs before its first compute, on the SM.
     double free_at = time;
     const StepRef& first = step_of(cta.task, cta.step);
-    if (cost.task_us > 0.0 && first.t == 0 && first.g == 0) {  // the first step of a side
+    if (cost.task_us > 0.0 && ((first.t == 0 && first.g == 0) || cta.step == cta.step_begin)) {  // a side's (a piece's) first step
       free_at += cost.task_us;
       res.sm_busy[s] += cost.task_us;
     }

@@ -243,14 +243,15 @@ TEST(Checker, ShiftNeedsItsWholeGroupResident) {
 }
 
 // The last-wave split (ScheduleModel::with_last_wave_split): planned for kLastWaveSms, only for
-// splittable models (full masks; ascending, descending, spt, atomic), L = tasks % 132 tasks in k
-// pieces; the units cover every step once, and every grid from 1 CTA up is deadlock-free (a piece's
-// chain predecessors are in whole tasks or in lower pieces with the same index), with and without
-// head blocks, GQA, and fewer tasks than SMs.
+// splittable models (full masks; ascending, descending, spt, atomic): every task where there are
+// fewer than 132, else (atomic only) the tasks % 132 of the last wave; the units cover every step once,
+// and every grid from 1 CTA up is deadlock-free (a piece's chain predecessors are in whole tasks or in
+// lower pieces with the same index), with and without head blocks, GQA, ragged lengths.
 TEST(Checker, LastWaveSplitCoversEveryStepAndIsDeadlockFree) {
   const std::vector<Shape> shapes = {{1, 8, 2, 1000, 1000, 64, 128},  {2, 4, 1, 300, 700, 64, 128},
                                      {1, 4, 1, 1100, 1300, 96, 128},  {5, 7, 7, 512, 512, 64, 128},
-                                     {1, 6, 3, 2048, 2048, 80, 128},  {3, 4, 4, 640, 640, 64, 128}};
+                                     {1, 6, 3, 2048, 2048, 80, 128},  {3, 4, 4, 640, 640, 64, 128},
+                                     {2, 40, 40, 256, 256, 64, 128}};
   int split = 0;
   for (const Shape& s : shapes)
     for (bool causal : {false, true})
@@ -264,21 +265,25 @@ TEST(Checker, LastWaveSplitCoversEveryStepAndIsDeadlockFree) {
             EXPECT_EQ(sm.num_units(), sm.num_tasks()) << what;
             continue;
           }
+          const int T = sm.num_tasks();
+          if (T >= kLastWaveSms && sm.deterministic()) EXPECT_FALSE(sm.split()) << what;
           if (!sm.split()) continue;
           ++split;
-          EXPECT_EQ(sm.split_tasks, sm.num_tasks() % kLastWaveSms) << what;
+          EXPECT_EQ(sm.split_tasks, T < kLastWaveSms ? T : T % kLastWaveSms) << what;
           EXPECT_GE(sm.split_pieces, 2) << what;
           EXPECT_LE(sm.split_pieces, std::min(kMaxSplitPieces, sm.m)) << what;
-          EXPECT_EQ(sm.num_units(), sm.num_tasks() + sm.split_tasks * (sm.split_pieces - 1)) << what;
+          if (T < kLastWaveSms) EXPECT_LE(sm.num_units(), kLastWaveSms) << what;
+          EXPECT_EQ(sm.num_units(), T + sm.split_tasks * (sm.split_pieces - 1)) << what;
           const CheckResult r = check_schedule(sm, 48);
           EXPECT_TRUE(r.ok) << what << ": " << r.error;
         }
   EXPECT_GT(split, 30);  // (most of the full-mask cases above split)
 }
 
-// The plan itself: nothing to split when the tasks fill whole waves, the mask is causal or the
-// schedule is shift; at the standard sweep's 2048 tasks (hdim 128, 16k tokens, 16 heads) the 68 tasks
-// of the last wave; k minimizes ceil(L k / 132) (1 / k + 2 / steps) and must beat 0.95.
+// The plan itself. Fewer tasks than SMs: all of them, k = min(8, m, 132 / T). Atomic at the standard
+// sweep's 2048 tasks (hdim 128, 16k tokens, 16 heads): the 68 tasks of the last wave, k minimizing
+// ceil(L k / 132) (1 / k + 2 / steps), which must beat 0.95; the ordered schedules there: none.
+// Nothing when the tasks fill whole waves, the mask is causal or the schedule is shift.
 TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
   auto plan = [](int batch, int heads, int seqlen, bool causal, Schedule sc, int block_m = 64) {
     TileProblem p;
@@ -290,9 +295,8 @@ TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
     p.causal = causal;
     return ScheduleModel::make(p, sc).with_last_wave_split();
   };
-  // 2048 tasks = 15 x 132 + 68 at every length of the sweep (16k tokens x 16 heads / 128 keys).
   for (int seqlen : {1024, 2048, 4096, 8192, 16384}) {
-    const ScheduleModel sm = plan(16384 / seqlen, 16, seqlen, false, Schedule::kDescending);
+    const ScheduleModel sm = plan(16384 / seqlen, 16, seqlen, false, Schedule::kAtomic);
     ASSERT_EQ(sm.num_tasks(), 2048);
     const int steps = seqlen / 64;
     double best = 0.95;
@@ -303,19 +307,29 @@ TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
     }
     EXPECT_EQ(sm.split_pieces, best_k) << seqlen;
     EXPECT_EQ(sm.split_tasks, best_k > 1 ? 68 : 0) << seqlen;
+    for (Schedule sc : {Schedule::kAscending, Schedule::kDescending, Schedule::kSpt})
+      EXPECT_FALSE(plan(16384 / seqlen, 16, seqlen, false, sc).split()) << seqlen;
   }
-  EXPECT_EQ(plan(16384 / 4096, 16, 4096, false, Schedule::kDescending).split_pieces, 5);
-  EXPECT_EQ(plan(1, 132, 128, false, Schedule::kDescending).split_tasks, 0);          // one whole wave
-  EXPECT_EQ(plan(1, 264, 128, false, Schedule::kAscending).split_tasks, 0);           // two
-  EXPECT_FALSE(plan(4, 16, 4096, true, Schedule::kDescending).split());               // causal
-  EXPECT_FALSE(plan(4, 16, 4096, false, Schedule::kShift).split());                   // shift
-  EXPECT_FALSE(plan(4, 16, 4096, false, Schedule::kSymmetricShift).split());          // = shift on full
-  const ScheduleModel few = plan(1, 8, 1024, false, Schedule::kSpt);                  // 64 tasks, half a wave
-  EXPECT_EQ(few.split_tasks, 64);
-  EXPECT_EQ(few.split_pieces, 2);
-  EXPECT_TRUE(plan(1, 8, 1024, false, Schedule::kAtomic).split());
+  EXPECT_EQ(plan(4, 16, 4096, false, Schedule::kAtomic).split_pieces, 5);
+  EXPECT_EQ(plan(1, 132, 128, false, Schedule::kAtomic).split_tasks, 0);              // one whole wave
+  EXPECT_EQ(plan(1, 264, 128, false, Schedule::kAtomic).split_tasks, 0);              // two
+  EXPECT_FALSE(plan(1, 8, 4096, true, Schedule::kDescending).split());                // causal
+  EXPECT_FALSE(plan(1, 8, 4096, false, Schedule::kShift).split());                    // shift
+  EXPECT_FALSE(plan(1, 8, 4096, false, Schedule::kSymmetricShift).split());           // = shift on full
+  for (Schedule sc : {Schedule::kSpt, Schedule::kDescending, Schedule::kAscending, Schedule::kAtomic}) {
+    const ScheduleModel few = plan(1, 8, 1024, false, sc);  // 64 tasks: two pieces each
+    EXPECT_EQ(few.split_tasks, 64);
+    EXPECT_EQ(few.split_pieces, 2);
+    const ScheduleModel tiny = plan(1, 2, 1024, false, sc);  // 16 tasks of 16 steps: 8 pieces each
+    EXPECT_EQ(tiny.split_tasks, 16);
+    EXPECT_EQ(tiny.split_pieces, 8);
+    EXPECT_FALSE(plan(1, 40, 256, false, sc).split());  // 80 tasks: 132 / 80 < 2 pieces each
+  }
+  EXPECT_FALSE(plan(1, 80, 256, false, Schedule::kDescending).split());  // 160 tasks, ordered
+  EXPECT_EQ(plan(1, 80, 256, false, Schedule::kAtomic).split_tasks, 28);  // 160 % 132, in 4 pieces of 1 step
+  EXPECT_EQ(plan(1, 80, 256, false, Schedule::kAtomic).split_pieces, 4);
   // Pieces: piece-major units after the whole tasks, steps in order, the last piece ends at m.
-  const ScheduleModel sm = plan(16384 / 4096, 16, 4096, false, Schedule::kDescending);
+  const ScheduleModel sm = plan(4, 16, 4096, false, Schedule::kAtomic);
   const int w = sm.first_split_task();
   EXPECT_EQ(sm.unit_task(w - 1), w - 1);
   EXPECT_EQ(sm.unit_piece(w - 1), -1);

@@ -738,10 +738,11 @@ void expect_same_grads(Problem& pr, const Grads& ref, bool dq_bits, const std::s
 }
 
 // The last-wave split (ScheduleModel::with_last_wave_split, docs/bwd-sm90.md "The last wave"; default
-// on, DASH_BWD_SPLIT_LAST=0 off): full masks, ascending / descending / spt / atomic, the last
-// tasks % 132 tasks in pieces whose dK / dV partials the last piece sums in piece order. Shapes with
-// fewer tasks than SMs (16, 12 and 11 tasks: 2-8 pieces each), GQA, ragged lengths (300 x 700, 1100 x
-// 1300: the last Q tile and KV tile partial), 140 tasks (8 split), head_dim 64 and 128, bf16 and fp16,
+// on, DASH_BWD_SPLIT_LAST=0 off): full masks, ascending / descending / spt / atomic; every task where
+// there are fewer than 132 (atomic: the tasks % 132 of the last wave otherwise) in pieces whose dK /
+// dV partials the last piece sums in piece order. Shapes with fewer tasks than SMs (16, 12, 11 and 32
+// tasks: 4-8 pieces each), GQA, ragged lengths (300 x 700, 1100 x 1300: the last Q tile and KV tile
+// partial), 140 tasks (atomic: 8 split), head_dim 64 and 128, bf16 and fp16,
 // the 64-row tiles and the tall ones (80 rows for atomic, 96 at head_dim 64). Checked: BwdLaunchInfo
 // reports the split; every element of dQ / dK / dV written and within the low-precision bound of the
 // float64 reference; the deterministic schedules bit for bit over reruns, grids 64 / 31 and both
@@ -785,10 +786,21 @@ TEST(BwdSm90LastWaveSplit, AccurateReproducibleAndDqUnchanged) {
         EXPECT_EQ(info.split_tasks, 0) << "shift is not split: " << what;
         continue;
       }
-      ASSERT_GT(info.split_tasks, 0) << "no split: " << what;
-      ASSERT_GE(info.split_pieces, 2) << what;
-      EXPECT_EQ(info.split_tasks, info.num_tasks % 132) << what;
-      ++split_runs;
+      // The plan for the tiles that ran (ScheduleModel::with_last_wave_split): every task of the
+      // shapes with fewer than 132, atomic's 140 % 132 = 8 of the 140-task one, no ordered split there.
+      TileProblem tp;
+      tp.batch = s.batch; tp.heads_q = s.heads_q; tp.heads_kv = s.heads_kv; tp.seqlen_q = s.seqlen_q;
+      tp.seqlen_k = s.seqlen_k; tp.block_m = info.block_m; tp.block_n = info.block_n; tp.causal = false;
+      const ScheduleModel plan = ScheduleModel::make(tp, sc).with_last_wave_split();
+      EXPECT_EQ(info.split_tasks, plan.split_tasks) << what;
+      EXPECT_EQ(info.split_pieces, plan.split_pieces) << what;
+      if (info.num_tasks < 132 || sc == Schedule::kAtomic) {
+        ASSERT_GT(info.split_tasks, 0) << "no split: " << what;
+        ASSERT_GE(info.split_pieces, 2) << what;
+        ++split_runs;
+      } else {
+        EXPECT_EQ(info.split_tasks, 0) << "an ordered schedule split with >= 132 tasks: " << what;
+      }
       check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
       if (sc == Schedule::kAtomic) continue;
       Grads g;
@@ -797,7 +809,7 @@ TEST(BwdSm90LastWaveSplit, AccurateReproducibleAndDqUnchanged) {
       ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 5, info.block_m));
     }
   }
-  EXPECT_EQ(split_runs, 5 * 4);
+  EXPECT_EQ(split_runs, 4 * 4 + 1);
 }
 
 // The first dQ contribution stored instead of added (p.dq_first_store, DASH_BWD_DQ_FIRST_STORE,
