@@ -3,7 +3,8 @@
 #   PART=1 (.snap: bins/new = HEAD: the split only where tasks < 132, and atomic's last wave; the planner
 #          simulates it): the split test, BwdSm90Auto and the determinism suite; then split on / off
 #          (DASH_BWD_SPLIT_LAST) at shapes with fewer tasks than SMs, every schedule and auto, 2 rounds.
-#   PART=2: the package and the standard peers sweep (the paired forward phase's first GPU run).
+#   PART=2: `auto` at those shapes (the few-task shift rule), then the package and the standard peers
+#          sweep (the paired forward phase's first GPU run).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -45,6 +46,14 @@ for sh in shapes:
 PY
 fi
 if [ "${PART:-1}" = 2 ]; then
+  echo "== auto at the few-task shapes (the shift rule) $(el)"
+  mkdir -p "$O/auto"
+  for sh in "128 1 8 8 1024" "128 1 4 4 2048" "128 1 2 2 4096" "128 1 32 4 1024" "64 1 8 8 1024" "64 2 2 2 2048"; do
+    set -- $sh
+    timeout -k 5 40 bins/new/dash-attn bench --hdim $1 --causal 0 --seqlen $5 --batch $2 --heads $3 --kv-heads $4 \
+      --schedules descending,spt,shift,auto --reps 20 --json "$O/auto/auto-d$1-b$2-h$3-$4-s$5-r1.json" > "$O/auto/d$1-b$2-h$3-$4-s$5.log" 2>&1 || echo "auto $sh rc $?"
+  done
+  python3 scripts/auto_sweep.py "$O"/auto/*.json
   peers_from_head --rounds 3 --warmup 2 --reps 4 --budget-s 300
   python3 "$R/scripts/peers_table.py" "$O/peers.json" > "$O/table.md" 2>&1; tail -34 "$O/table.md"
 fi

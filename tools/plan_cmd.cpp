@@ -288,7 +288,14 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
   for (const auto& r : rows)
     if (r.schedule == model_pick) model_row = &r;
   const bool shift128 = !p.causal && rec == Schedule::kShift && cost.head_dim == 128;
-  if (!o.schedule_given && rec != model_pick && model_row != nullptr && shift128)
+  const bool few_tasks = !p.causal && rec == Schedule::kShift && cost.last_wave_split &&
+                         (long long)p.num_heads() * p.n_tiles() < dash::kLastWaveSms;
+  if (!o.schedule_given && rec != model_pick && model_row != nullptr && few_tasks)
+    std::printf(" (measured rule: with fewer KV tasks than %d SMs ascending, descending and spt run in\n"
+                "pieces (the last-wave split) and shift does not; the model overrates the pieces and has shift\n"
+                "%.1f%% behind %s; docs/schedules.md \"Fewer tasks than SMs: the split\")",
+                dash::kLastWaveSms, 100.0 * (best->makespan / model_row->makespan - 1.0), dash::schedule_name(model_pick));
+  else if (!o.schedule_given && rec != model_pick && model_row != nullptr && shift128)
     std::printf(" (measured rule: on full masks of >= %d KV tiles at head_dim 128 shift runs the 80-row\n"
                 "kernel with two dQ staging buffers, which the model's 64-row tiles do not have; it has shift\n"
                 "%.1f%% behind %s; docs/schedules.md \"Long full masks at head_dim 128: the two-buffer shift\")",
@@ -420,7 +427,8 @@ int plan_main(int argc, char** argv) {
   if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
   else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
   const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost.head_dim, cost.post_poll,
-                                                                                    cost.shift_full_tiles_hd128, o.sms);
+                                                                                    cost.shift_full_tiles_hd128, o.sms,
+                                                                                    cost.last_wave_split);
 
   if (o.json) print_json(rows, rec, cost);
   else print_table(o, p, cost, rows, rec);

@@ -91,13 +91,17 @@ Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post
 }
 
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim, bool post_poll,
-                        int shift_full_tiles_hd128, int num_sms) {
+                        int shift_full_tiles_hd128, int num_sms, bool split) {
   const Schedule pick = recommend_from(rows);
   auto model_ms = [&rows](Schedule s) {
     for (const PlanRow& r : rows)
       if (r.feasible && r.deterministic && r.schedule == s) return r.makespan;
     return std::numeric_limits<double>::infinity();
   };
+  // The few-task shift rule (kShiftFewTasksModelGap): the ordered schedules run split, shift whole.
+  if (split && !prob.causal && prob.block_n >= 128 && (long long)prob.num_heads() * prob.n_tiles() < kLastWaveSms &&
+      model_ms(Schedule::kShift) <= model_ms(pick) * (1.0 + kShiftFewTasksModelGap))
+    return Schedule::kShift;
   // The measured rules' schedules in order, each with the tolerance within which the model must
   // have it: the head_dim 128 two-buffer shift rule first (where it applies: the rule with it
   // differs from the one without), then the older rule and spt, which share one tolerance
@@ -130,7 +134,8 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, 
     if (s == Schedule::kSymmetricShift && !prob.causal) continue;
     rows.push_back(plan_one(prob, s, cost, num_sms, dispatch));
   }
-  return recommend_from(rows, prob, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128, num_sms);
+  return recommend_from(rows, prob, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128, num_sms,
+                        cost.last_wave_split);
 }
 
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

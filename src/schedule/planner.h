@@ -52,8 +52,9 @@ Schedule recommend_from(const std::vector<PlanRow>& rows);
 // shift_full_tiles_hd128: the CostModel's (CostParams::shift_full_tiles_hd128; 0: no such rule).
 // num_sms: the grid the rows were simulated on (0: not known; the short-causal rule then applies
 // whatever the number of KV tasks).
+// split: the CostModel's last_wave_split (the rows simulated the split; the few-task shift rule below).
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim = 0,
-                        bool post_poll = false, int shift_full_tiles_hd128 = 0, int num_sms = 0);
+                        bool post_poll = false, int shift_full_tiles_hd128 = 0, int num_sms = 0, bool split = false);
 // The schedule a measured rule below puts in place of the model's pick when the model has it
 // within the rule's tolerance (kAuto: no rule for this problem).
 Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll = false,
@@ -120,6 +121,15 @@ static_assert(kSptLongFullModelGap == kSptShortCausalModelGap && kSptLongFullMod
 // shift replaces the model's pick where the model has it within kShiftLongFull128ModelGap of it
 // (and feasible: its co-resident group fits the grid); else the other rules apply.
 constexpr double kShiftLongFull128ModelGap = 0.10;
+
+// A measured rule for the last-wave split (ScheduleModel::with_last_wave_split): on a full mask with
+// fewer KV tasks than kLastWaveSms, where ascending / descending / spt run in pieces and shift does
+// not, shift replaces the model's pick when the model has it within kShiftFewTasksModelGap. Measured
+// (H100, twenty-seventh session, docs/data/s27-h100/next63-small, min of 2): at six shapes of 32-64
+// tasks (hdim 128 and 64, 1k-4k) shift took 0.89-0.97x the best split ordered schedule's time where
+// the model put it 10-19% behind (the model overrates the pieces); with GQA 32 / 4 at 1k (32 tasks of
+// 8 query heads) the split spt took 0.51x shift's time, the model 2.8x apart. Tolerance 0.25: between.
+constexpr double kShiftFewTasksModelGap = 0.25;
 // Full masks at head_dim 128 with kAscendingFullTilesHd128 to kAscendingFullTilesHd128End - 1 KV
 // tiles of >= 128 keys (seqlen_k 4096-8191; twenty-sixth session, docs/schedules.md "`auto` away from
 // the standard sweep"): ascending replaces the model's pick where the model has it within

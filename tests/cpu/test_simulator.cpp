@@ -427,6 +427,46 @@ TEST(Planner, ShortCausalRuleOnlyWhereTheTasksFillTheGrid) {
   }
 }
 
+// The few-task shift rule (plan::kShiftFewTasksModelGap, docs/schedules.md "Fewer tasks than SMs: the
+// split"): on full masks with fewer KV tasks than 132 the ordered schedules run split (the sm90 set's
+// last_wave_split) and shift does not; the six shapes the H100 measured (docs/data/s27-h100/
+// next63-small): shift at the five without GQA (measured 0.89-0.97x the best split schedule's time),
+// not at GQA 32 / 4 (split spt 0.51x shift's). Without the split (last_wave_split off) no such rule.
+TEST(Planner, ShiftWhereTheOrderedSchedulesSplitAtFewTasks) {
+  struct Shape {
+    int hdim, batch, heads, kv_heads, seqlen;
+    bool shift;
+  };
+  for (const Shape& sh : {Shape{128, 1, 8, 8, 1024, true}, Shape{128, 1, 4, 4, 2048, true}, Shape{128, 1, 2, 2, 4096, true},
+                          Shape{128, 1, 32, 4, 1024, false}, Shape{64, 1, 8, 8, 1024, true}, Shape{64, 2, 2, 2, 2048, true}}) {
+    TileProblem p;
+    p.batch = sh.batch;
+    p.heads_q = sh.heads;
+    p.heads_kv = sh.kv_heads;
+    p.seqlen_q = p.seqlen_k = sh.seqlen;
+    p.block_m = 64;
+    p.block_n = 128;
+    p.causal = false;
+    ASSERT_LT(p.num_heads() * p.n_tiles(), kLastWaveSms);
+    const CostModel cost = rule_cost(sh.hdim, 128);
+    ASSERT_TRUE(cost.last_wave_split);
+    const Schedule pick = plan::recommend(p, cost, 132);
+    const std::string what = std::to_string(sh.hdim) + " " + std::to_string(sh.heads) + "/" + std::to_string(sh.kv_heads) +
+                             " " + std::to_string(sh.seqlen);
+    if (sh.shift) EXPECT_EQ(pick, Schedule::kShift) << what;
+    else EXPECT_NE(pick, Schedule::kShift) << what;
+    // The model's own pick is an ordered (split) schedule at every one of them.
+    const auto rows = plan::plan_all(p, cost, 132, Dispatch::kDynamic);
+    EXPECT_NE(plan::recommend_from(rows), Schedule::kShift) << what;
+    CostParams unsplit = CostParams::for_tiles(64, 128);
+    unsplit.last_wave_split = false;
+    const CostModel cost0 = CostModel::for_shape(sh.hdim, 64, 128, unsplit);
+    const auto rows0 = plan::plan_all(p, cost0, 132, Dispatch::kDynamic);
+    EXPECT_EQ(plan::recommend_from(rows0, p, sh.hdim, cost0.post_poll, cost0.shift_full_tiles_hd128, 132, false),
+              plan::recommend_from(rows0, p, sh.hdim, cost0.post_poll, cost0.shift_full_tiles_hd128, 132)) << what;
+  }
+}
+
 // The postprocess in the model (CostParams::post_gbytes_per_s, post_poll; docs/schedules.md "The
 // postprocess in the model"): after the main kernel it adds the same time to every schedule of a
 // shape (whole waves of post_blocks_per_sm blocks per SM); polling, the deterministic schedules'
