@@ -291,18 +291,20 @@ struct ScheduleModel {
     *t0 = piece < 0 ? 0 : piece_begin(piece, steps);
     *t1 = piece < 0 ? steps : piece_begin(piece + 1, steps);
   }
-  // This model with the last wave split for `sms` SMs (kLastWaveSms in the kernels). Two regimes, as
-  // measured on the H200 (docs/perf.md v28 item 1):
-  //  - fewer tasks than SMs (T < sms): every task in k = min(kMaxSplitPieces, m, sms / T) pieces (no
-  //    split below 2), so that the pieces fill the grid: the ordered schedules' chains then run k
-  //    shorter pipelines side by side (1 x 8 heads at 1k, 64 tasks: descending +10%);
-  //  - atomic (no dQ chain) with T >= sms: the L = T % sms tasks of a partial last wave, k in 2 ..
-  //    kMaxSplitPieces (at most one piece per step) minimizing ceil(L k / sms) waves of pieces of 1 / k
-  //    of a task plus kSplitPieceOverheadSteps steps each; no split unless that beats the unsplit wave
-  //    (1) by 5% (head_dim 64 full 2k-16k: +2-3.5%).
-  // Not for an ordered schedule with T >= sms: its last tasks are the tails of their heads' dQ chains,
-  // each a step behind its predecessor in the wave before, so cutting them does not shorten the tail
-  // (measured: 0.96-0.98 at hdim 128 full 1k-4k, level at 8k-16k). Not splittable(): unchanged.
+  // This model with the last wave split for `sms` SMs (kLastWaveSms in the kernels): the L tasks that
+  // do not fill a whole wave (L = T when there are fewer tasks than SMs, else T % sms) in k =
+  // min(kMaxSplitPieces, m, sms / L) pieces each, so that the pieces fit one wave; no split unless
+  // k >= 2 and a piece's share plus its fixed cost, 1 / k + kSplitPieceOverheadSteps / m of a task,
+  // is below 0.95. At most sms pieces, so the workspace holds at most sms partials. Where measured
+  // on the H200 / H100 (docs/perf.md v28 item 1):
+  //  - fewer tasks than SMs, every schedule: the ordered schedules' chains then run k shorter
+  //    pipelines side by side (1 x 2 heads at hdim 128 full 4k, 64 tasks: 1.32x; GQA 32 / 4 at 1k:
+  //    2.05x);
+  //  - atomic (no dQ chain) with T >= sms: hdim 64 full 2k-16k (4 tasks in 8 pieces) +2-3.5%;
+  //  - not an ordered schedule with T >= sms: its last tasks are the tails of their heads' dQ chains,
+  //    each a step behind its predecessor in the wave before, so cutting them does not shorten the
+  //    tail (measured with the split: 0.96-0.98 at hdim 128 full 1k-4k, level at 8k-16k).
+  // Not splittable(): unchanged.
   inline ScheduleModel with_last_wave_split(int sms = kLastWaveSms) const {
     ScheduleModel r = *this;
     r.split_tasks = 0;
@@ -310,34 +312,15 @@ struct ScheduleModel {
     const int T = num_tasks();
     const int steps = m;  // full masks: every task visits every Q tile
     if (!splittable() || sms <= 0 || T <= 0 || steps < 2) return r;
-    if (T < sms) {
-      int k = sms / T;
-      if (k > kMaxSplitPieces) k = kMaxSplitPieces;
-      if (k > steps) k = steps;
-      if (k >= 2) {
-        r.split_tasks = T;
-        r.split_pieces = k;
-      }
-      return r;
-    }
-    if (deterministic()) return r;
-    const int L = T % sms;
+    if (T >= sms && deterministic()) return r;
+    const int L = T < sms ? T : T % sms;
     if (L == 0) return r;
-    const double per_step = 1.0 / steps;
-    int best_k = 1;
-    double best = 0.95;
-    for (int k = 2; k <= kMaxSplitPieces && k <= steps; ++k) {
-      const int waves = (L * k + sms - 1) / sms;
-      const double cost = waves * (1.0 / k + kSplitPieceOverheadSteps * per_step);
-      if (cost < best) {
-        best = cost;
-        best_k = k;
-      }
-    }
-    if (best_k > 1) {
-      r.split_tasks = L;
-      r.split_pieces = best_k;
-    }
+    int k = sms / L;
+    if (k > kMaxSplitPieces) k = kMaxSplitPieces;
+    if (k > steps) k = steps;
+    if (k < 2 || 1.0 / k + kSplitPieceOverheadSteps / steps >= 0.95) return r;
+    r.split_tasks = L;
+    r.split_pieces = k;
     return r;
   }
 

@@ -272,7 +272,7 @@ TEST(Checker, LastWaveSplitCoversEveryStepAndIsDeadlockFree) {
           EXPECT_EQ(sm.split_tasks, T < kLastWaveSms ? T : T % kLastWaveSms) << what;
           EXPECT_GE(sm.split_pieces, 2) << what;
           EXPECT_LE(sm.split_pieces, std::min(kMaxSplitPieces, sm.m)) << what;
-          if (T < kLastWaveSms) EXPECT_LE(sm.num_units(), kLastWaveSms) << what;
+          EXPECT_LE(sm.split_tasks * sm.split_pieces, kLastWaveSms) << what;  // the pieces fit one wave
           EXPECT_EQ(sm.num_units(), T + sm.split_tasks * (sm.split_pieces - 1)) << what;
           const CheckResult r = check_schedule(sm, 48);
           EXPECT_TRUE(r.ok) << what << ": " << r.error;
@@ -280,10 +280,11 @@ TEST(Checker, LastWaveSplitCoversEveryStepAndIsDeadlockFree) {
   EXPECT_GT(split, 30);  // (most of the full-mask cases above split)
 }
 
-// The plan itself. Fewer tasks than SMs: all of them, k = min(8, m, 132 / T). Atomic at the standard
-// sweep's 2048 tasks (hdim 128, 16k tokens, 16 heads): the 68 tasks of the last wave, k minimizing
-// ceil(L k / 132) (1 / k + 2 / steps), which must beat 0.95; the ordered schedules there: none.
-// Nothing when the tasks fill whole waves, the mask is causal or the schedule is shift.
+// The plan itself: the tasks that do not fill a wave (all of them below 132; atomic only above), in
+// k = min(8, m, 132 / L) pieces, if 1 / k + 2 / m < 0.95. At the standard sweep: atomic at head_dim 64
+// (4096 tasks: 4 left, 8 pieces), nothing at head_dim 128 (68 left: no 2 pieces each fit the wave),
+// no ordered schedule. Nothing when the tasks fill whole waves, the mask is causal or the schedule
+// is shift.
 TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
   auto plan = [](int batch, int heads, int seqlen, bool causal, Schedule sc, int block_m = 64) {
     TileProblem p;
@@ -296,21 +297,17 @@ TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
     return ScheduleModel::make(p, sc).with_last_wave_split();
   };
   for (int seqlen : {1024, 2048, 4096, 8192, 16384}) {
-    const ScheduleModel sm = plan(16384 / seqlen, 16, seqlen, false, Schedule::kAtomic);
-    ASSERT_EQ(sm.num_tasks(), 2048);
-    const int steps = seqlen / 64;
-    double best = 0.95;
-    int best_k = 1;
-    for (int k = 2; k <= std::min(kMaxSplitPieces, steps); ++k) {
-      const double c = ((68 * k + 131) / 132) * (1.0 / k + 2.0 / steps);
-      if (c < best) { best = c; best_k = k; }
-    }
-    EXPECT_EQ(sm.split_pieces, best_k) << seqlen;
-    EXPECT_EQ(sm.split_tasks, best_k > 1 ? 68 : 0) << seqlen;
-    for (Schedule sc : {Schedule::kAscending, Schedule::kDescending, Schedule::kSpt})
+    ASSERT_EQ(plan(16384 / seqlen, 16, seqlen, false, Schedule::kAtomic).num_tasks(), 2048);
+    EXPECT_FALSE(plan(16384 / seqlen, 16, seqlen, false, Schedule::kAtomic).split()) << seqlen;
+    const ScheduleModel d64 = plan(16384 / seqlen, 32, seqlen, false, Schedule::kAtomic, 96);
+    ASSERT_EQ(d64.num_tasks(), 4096);
+    EXPECT_EQ(d64.split_tasks, 4) << seqlen;
+    EXPECT_EQ(d64.split_pieces, 8) << seqlen;
+    for (Schedule sc : {Schedule::kAscending, Schedule::kDescending, Schedule::kSpt}) {
       EXPECT_FALSE(plan(16384 / seqlen, 16, seqlen, false, sc).split()) << seqlen;
+      EXPECT_FALSE(plan(16384 / seqlen, 32, seqlen, false, sc, 96).split()) << seqlen;
+    }
   }
-  EXPECT_EQ(plan(4, 16, 4096, false, Schedule::kAtomic).split_pieces, 5);
   EXPECT_EQ(plan(1, 132, 128, false, Schedule::kAtomic).split_tasks, 0);              // one whole wave
   EXPECT_EQ(plan(1, 264, 128, false, Schedule::kAtomic).split_tasks, 0);              // two
   EXPECT_FALSE(plan(1, 8, 4096, true, Schedule::kDescending).split());                // causal
@@ -329,7 +326,9 @@ TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
   EXPECT_EQ(plan(1, 80, 256, false, Schedule::kAtomic).split_tasks, 28);  // 160 % 132, in 4 pieces of 1 step
   EXPECT_EQ(plan(1, 80, 256, false, Schedule::kAtomic).split_pieces, 4);
   // Pieces: piece-major units after the whole tasks, steps in order, the last piece ends at m.
-  const ScheduleModel sm = plan(4, 16, 4096, false, Schedule::kAtomic);
+  const ScheduleModel sm = plan(1, 80, 256 * 16, false, Schedule::kAtomic);  // 2560 tasks: 52 left, 2 pieces
+  ASSERT_EQ(sm.split_tasks, 52);
+  ASSERT_EQ(sm.split_pieces, 2);
   const int w = sm.first_split_task();
   EXPECT_EQ(sm.unit_task(w - 1), w - 1);
   EXPECT_EQ(sm.unit_piece(w - 1), -1);
