@@ -356,6 +356,31 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
                                      a.pointers_verified));
   DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false, a.pointers_verified));
 
+  // auto on the sm90 path, resolved before the tensor maps are encoded: where its choice takes other
+  // tiles than auto's (kernels::bwd_sm90_block_m) it is launched as that explicit schedule at once,
+  // its pointers verified above (the pass below would encode four maps and check them all again
+  // before its own recursion: auto took 1.04-1.10x the explicit schedule's time at 45-75 us
+  // backwards, docs/perf.md v28 item 5). The same choice as below, on a device and strides the
+  // sm90 kernel takes; where bwd_sm90_prepare then refuses the strides, the schedule runs on the
+  // sm80 kernel.
+  if (a.schedule == Schedule::kAuto && bwd_uses_sm90(s)) {
+    const int bm = kernels::bwd_sm90_block_m(s, Schedule::kAuto);
+    int dev = 0, sms = 0, per_sm = 0;
+    DASH_CUDA_RETURN(cudaGetDevice(&dev));
+    DASH_CUDA_RETURN(kernels::cached_sm_count(dev, &sms));
+    DASH_CUDA_RETURN(cached_bwd_occupancy(true, bm, s, dev, &per_sm));
+    const int capacity = std::min(sms * per_sm, kernels::kMaxBwdCtas);
+    if (capacity >= 1) {
+      const Schedule sched = resolve_auto_schedule_tiles(s, capacity, kernels::kBwdSm90BlockN, bm);
+      if (kernels::bwd_sm90_block_m(s, sched) != bm) {
+        AttnBwdParams explicit_params = a;
+        explicit_params.schedule = sched;
+        explicit_params.pointers_verified = true;
+        return attn_bwd(explicit_params, workspace, workspace_bytes, stream, info);
+      }
+    }
+  }
+
   // The Q tile height of the sm90 path for this shape and schedule (64 rows; 80 for some schedules
   // at full masks from 1k (causal: head_dim 64 atomic / spt / descending), or where
   // DASH_BWD_SM90_BLOCK_M=80 selects it: kernels::bwd_sm90_block_m;
