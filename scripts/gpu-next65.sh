@@ -3,13 +3,15 @@
 #   PART=1 (.snap: bins/new = HEAD): `auto` against the explicit shift row at the few-task shapes of
 #          gpu-next63 (auto ran shift there at 0.86-0.94 of the shift row's time in one round): 3
 #          interleaved rounds, 50 reps, shift and auto only, auto first in half the rounds.
-#   PART=2 (after auto's early resolution): BwdSm90Auto and the API tests, then PART=1's rounds.
+#   PART=2 (the early resolution draft): BwdSm90Auto and the API tests with DASH_BWD_AUTO_EARLY=1, then
+#          PART=1's rounds with it (not yet run: no device time was left in the twenty-seventh session).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
 gpu_setup gpu-next65
 {
 if [ "${PART:-1}" = 2 ]; then
+  export DASH_BWD_AUTO_EARLY=1
   timeout -k 5 100 bins/new/dash_gpu_tests --gtest_filter='*BwdSm90Auto*:ApiValidation.*:DeterminismAcrossSchedules*' > "$O/tests.log" 2>&1
   echo "tests rc $?"; grep -E "^\[  (FAILED|  PASSED)|Failure|tests from .* ran" "$O/tests.log" | head -8
 fi

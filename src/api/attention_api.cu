@@ -356,14 +356,15 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
                                      a.pointers_verified));
   DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false, a.pointers_verified));
 
-  // auto on the sm90 path, resolved before the tensor maps are encoded: where its choice takes other
-  // tiles than auto's (kernels::bwd_sm90_block_m) it is launched as that explicit schedule at once,
-  // its pointers verified above (the pass below would encode four maps and check them all again
-  // before its own recursion: auto took 1.04-1.10x the explicit schedule's time at 45-75 us
-  // backwards, docs/perf.md v28 item 5). The same choice as below, on a device and strides the
-  // sm90 kernel takes; where bwd_sm90_prepare then refuses the strides, the schedule runs on the
-  // sm80 kernel.
-  if (a.schedule == Schedule::kAuto && bwd_uses_sm90(s)) {
+  // DRAFT (DASH_BWD_AUTO_EARLY=1; written in the twenty-seventh session after its last device call,
+  // so not yet run on a GPU): auto on the sm90 path, resolved before the tensor maps are encoded:
+  // where its choice takes other tiles than auto's (kernels::bwd_sm90_block_m) it is launched as that
+  // explicit schedule at once, its pointers verified above (the pass below encodes four maps and
+  // checks them all again before its own recursion: auto took 1.04-1.09x the explicit schedule's
+  // time at 45-75 us backwards, docs/perf.md v28 item 5). The same choice as below, on a device and
+  // strides the sm90 kernel takes; where bwd_sm90_prepare then refuses the strides, the schedule
+  // runs on the sm80 kernel.
+  if (a.schedule == Schedule::kAuto && kernels::env_set_to_one("DASH_BWD_AUTO_EARLY") && bwd_uses_sm90(s)) {
     const int bm = kernels::bwd_sm90_block_m(s, Schedule::kAuto);
     int dev = 0, sms = 0, per_sm = 0;
     DASH_CUDA_RETURN(cudaGetDevice(&dev));
