@@ -288,8 +288,7 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
   for (const auto& r : rows)
     if (r.schedule == model_pick) model_row = &r;
   const bool shift128 = !p.causal && rec == Schedule::kShift && cost.head_dim == 128;
-  const bool few_tasks = !p.causal && rec == Schedule::kShift && cost.last_wave_split &&
-                         (long long)p.num_heads() * p.n_tiles() < dash::kLastWaveSms;
+  const bool few_tasks = rec == Schedule::kShift && plan::few_tasks_shift_rule_applies(p, cost.last_wave_split);
   if (!o.schedule_given && rec != model_pick && model_row != nullptr && few_tasks)
     std::printf(" (measured rule: with fewer KV tasks than %d SMs ascending, descending and spt run in\n"
                 "pieces (the last-wave split) and shift does not; the model overrates the pieces and has shift\n"

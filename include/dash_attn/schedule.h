@@ -243,8 +243,9 @@ struct ScheduleModel {
   DASH_HD int group_of_slot(int slot) const { return slot / group_width; }
 
   // ---- the last-wave split (docs/bwd-sm90.md "The last wave") ------------------------------
-  // Equal tasks on kLastWaveSms SMs leave num_tasks % kLastWaveSms of them in a last wave that
-  // runs on part of the GPU. The split cuts those last L tasks of the numbering into k pieces each
+  // Tasks that do not fill a wave of kLastWaveSms SMs (all of them when fewer, else the
+  // num_tasks % kLastWaveSms of a partial last wave; which ones with_last_wave_split plans) run on
+  // part of the GPU. The split cuts those last L tasks of the numbering into k pieces each
   // by ranges of their steps (the Q tiles of side 0's visit order): piece p of a task visits steps
   // [piece_begin(p), piece_begin(p + 1)) of every query head of its group. Units are what a CTA
   // takes: unit u < W = num_tasks - L is task u; the L * k units after it are the pieces,
@@ -258,9 +259,9 @@ struct ScheduleModel {
   // predecessor (slot - 1 of its head, a lower task) is in a whole task or in the piece with the
   // same p of a lower task, a lower unit either way (checked by check_deadlock_free).
   // Only full masks (causal tasks of unequal length fill the last wave longest-first already) and
-  // group-width-1 schedules other than shift (shift's pieces would need co-residency groups).
+  // ascending, descending, spt and atomic (shift's pieces would need co-residency groups).
   DASH_HD bool splittable() const {
-    return !p.causal && group_width == 1 && schedule != Schedule::kShift && schedule != Schedule::kSymmetricShift;
+    return !p.causal && schedule != Schedule::kShift && schedule != Schedule::kSymmetricShift;
   }
   DASH_HD bool split() const { return split_tasks > 0 && split_pieces > 1; }
   DASH_HD int num_units() const { return num_tasks() + split_tasks * (split_pieces - 1); }

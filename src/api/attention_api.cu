@@ -154,9 +154,8 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
   w.dq_accum = off; off += align256(rows * s.head_dim * sizeof(float));
   w.dq_sem = off; off += align256((size_t)s.batch * s.heads_q * m_tiles * sizeof(int));
   w.task_counter = off; off += 256;
-  // The last-wave split (sm90; full masks): the plan of a splittable schedule at this tile height
-  // (the task count is the same for every one of them).
-  // (the most over the schedules: atomic's and the ordered ones' plans differ where tasks >= 132).
+  // The last-wave split (sm90; full masks): room for the largest plan at this tile height (atomic's
+  // and the ordered schedules' plans differ where there are >= 132 tasks).
   size_t split_tasks = 0, split_slots = 0;
   if (!s.causal && bwd_split_last_enabled())
     for (Schedule sc : {Schedule::kDescending, Schedule::kAtomic}) {
@@ -292,6 +291,16 @@ cudaError_t cached_bwd_occupancy(bool sm90, int block_m, const AttnShape& s, int
   cache.emplace(key, *per_sm);
   return cudaSuccess;
 }
+// The current device's SMs, the backward main kernel's CTAs per SM and their product capped at
+// kMaxBwdCtas (the persistent grid's capacity).
+cudaError_t bwd_capacity(bool sm90, int block_m, const AttnShape& s, int* num_sms, int* per_sm, int* capacity) {
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err == cudaSuccess) err = kernels::cached_sm_count(dev, num_sms);
+  if (err == cudaSuccess) err = cached_bwd_occupancy(sm90, block_m, s, dev, per_sm);
+  *capacity = err == cudaSuccess ? std::min(*num_sms * *per_sm, kernels::kMaxBwdCtas) : 0;
+  return err;
+}
 
 }  // namespace
 
@@ -366,11 +375,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // runs on the sm80 kernel.
   if (a.schedule == Schedule::kAuto && kernels::env_set_to_one("DASH_BWD_AUTO_EARLY") && bwd_uses_sm90(s)) {
     const int bm = kernels::bwd_sm90_block_m(s, Schedule::kAuto);
-    int dev = 0, sms = 0, per_sm = 0;
-    DASH_CUDA_RETURN(cudaGetDevice(&dev));
-    DASH_CUDA_RETURN(kernels::cached_sm_count(dev, &sms));
-    DASH_CUDA_RETURN(cached_bwd_occupancy(true, bm, s, dev, &per_sm));
-    const int capacity = std::min(sms * per_sm, kernels::kMaxBwdCtas);
+    int sms = 0, per_sm = 0, capacity = 0;
+    DASH_CUDA_RETURN(bwd_capacity(true, bm, s, &sms, &per_sm, &capacity));
     if (capacity >= 1) {
       const Schedule sched = resolve_auto_schedule_tiles(s, capacity, kernels::kBwdSm90BlockN, bm);
       if (kernels::bwd_sm90_block_m(s, sched) != bm) {
@@ -421,11 +427,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     return make_status(StatusCode::kInvalidArgument, "workspace_bytes %zu < required %zu (attn_bwd_workspace_size)",
                        workspace_bytes, ws.total);
 
-  int dev = 0, num_sms = 0, per_sm = 0;
-  DASH_CUDA_RETURN(cudaGetDevice(&dev));
-  DASH_CUDA_RETURN(kernels::cached_sm_count(dev, &num_sms));
-  DASH_CUDA_RETURN(cached_bwd_occupancy(use_sm90, block_m, s, dev, &per_sm));
-  const int capacity = std::min(num_sms * per_sm, kernels::kMaxBwdCtas);
+  int num_sms = 0, per_sm = 0, capacity = 0;
+  DASH_CUDA_RETURN(bwd_capacity(use_sm90, block_m, s, &num_sms, &per_sm, &capacity));
   if (capacity < 1) return make_status(StatusCode::kInsufficientResources, "backward kernel cannot be resident");
 
   Schedule sched =
@@ -468,7 +471,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     char* end = nullptr;
     long b = std::strtol(hb, &end, 10);
     if (std::strcmp(hb, "l2") == 0) {
-      int l2 = 0;
+      int l2 = 0, dev = 0;
+      DASH_CUDA_RETURN(cudaGetDevice(&dev));
       DASH_CUDA_RETURN(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
       const long long per_head = (long long)s.seqlen_q * s.head_dim * 2 * 2 * (s.heads_q / s.heads_kv);
       b = l2_head_block(per_head, l2 / 2);

@@ -660,11 +660,18 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
 
 // Reads the task the taker published in ring slot it % 2 and frees the slot (the loader and
 // every MMA thread read each one: task_empty counts kMmaArrivals + 1).
+// wait_published_task waits for it and returns the ring slot without freeing it (the MMA warps of the
+// split kernels free it at side 0's top, release_published_task).
+__device__ __forceinline__ const TaskRef* wait_published_task(Sm90BwdBars& bars, const TaskRef* s_task, int it) {
+  sm90::mbar_wait(&bars.task_full[it & 1], (it >> 1) & 1);
+  return s_task + (it & 1);
+}
+__device__ __forceinline__ void release_published_task(Sm90BwdBars& bars, int it) {
+  cuda::ptx::mbarrier_arrive(&bars.task_empty[it & 1]);
+}
 __device__ __forceinline__ TaskRef read_published_task(Sm90BwdBars& bars, const TaskRef* s_task, int it) {
-  const int tslot = it & 1;
-  sm90::mbar_wait(&bars.task_full[tslot], (it >> 1) & 1);
-  const TaskRef tr = s_task[tslot];
-  cuda::ptx::mbarrier_arrive(&bars.task_empty[tslot]);
+  const TaskRef tr = *wait_published_task(bars, s_task, it);
+  release_published_task(bars, it);
   return tr;
 }
 
@@ -960,7 +967,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // barrier and dO released there, half a step earlier than after the dQ^T GEMM (docs/bwd-sm90.md
   // "Two dQ staging buffers at 80 rows").
   static_assert(!kDq2EarlyDv || kDq2, "early dV is a variant of the two-buffer kernel");
-  // The kernels with the last-wave split's code (ScheduleModel::split; kernels::bwd_sm90_split_kernel
+  // The kernels with the last-wave split's code (ScheduleModel::split; kernels::bwd_sm90_kernel_splits
   // says the same on the host, which plans no split for the others): full masks, the rank-free
   // variants that run ascending, descending, spt and atomic by default. Not the shift-only rank
   // variants, the causal ones, nor the drafts that spilled with it (the lagged dQ, the two-buffer
@@ -1245,11 +1252,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     // (A kernel without the split's code frees it here, as before the split.)
     int task, bh, slot;  // task: the unit number
     if constexpr (kMaySplit) {
-      sm90::mbar_wait(&bars.task_full[it & 1], (it >> 1) & 1);
-      task = s_task[it & 1].task;
-      bh = s_task[it & 1].head;
-      slot = s_task[it & 1].slot;
-      if (task == kNoUnit) cuda::ptx::mbarrier_arrive(&bars.task_empty[it & 1]);
+      const TaskRef* ref = wait_published_task(bars, s_task, it);
+      task = ref->task;
+      bh = ref->head;
+      slot = ref->slot;
+      if (task == kNoUnit) release_published_task(bars, it);
     } else {
       const TaskRef tr = read_published_task(bars, s_task, it);
       task = tr.task;
@@ -1271,7 +1278,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const volatile TaskRef* r = s_task + (it & 1);
         tb = r->t0;
         nsteps = min(r->t1, nsteps);
-        cuda::ptx::mbarrier_arrive(&bars.task_empty[it & 1]);
+        release_published_task(bars, it);
       }
       const int key_row0 = j * kBN + key_local;
       sm90::mbar_wait(&bars.kv_full, side_use & 1);

@@ -99,7 +99,7 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
     return std::numeric_limits<double>::infinity();
   };
   // The few-task shift rule (kShiftFewTasksModelGap): the ordered schedules run split, shift whole.
-  if (split && !prob.causal && prob.block_n >= 128 && (long long)prob.num_heads() * prob.n_tiles() < kLastWaveSms &&
+  if (few_tasks_shift_rule_applies(prob, split) &&
       model_ms(Schedule::kShift) <= model_ms(pick) * (1.0 + kShiftFewTasksModelGap))
     return Schedule::kShift;
   // The measured rules' schedules in order, each with the tolerance within which the model must

@@ -130,6 +130,11 @@ constexpr double kShiftLongFull128ModelGap = 0.10;
 // the model put it 10-19% behind (the model overrates the pieces); with GQA 32 / 4 at 1k (32 tasks of
 // 8 query heads) the split spt took 0.51x shift's time, the model 2.8x apart. Tolerance 0.25: between.
 constexpr double kShiftFewTasksModelGap = 0.25;
+// Where that rule applies: the split simulated (CostModel::last_wave_split), a full mask, the sm90
+// tiles and fewer KV tasks than kLastWaveSms.
+inline bool few_tasks_shift_rule_applies(const TileProblem& prob, bool split) {
+  return split && !prob.causal && prob.block_n >= 128 && (long long)prob.num_heads() * prob.n_tiles() < kLastWaveSms;
+}
 // Full masks at head_dim 128 with kAscendingFullTilesHd128 to kAscendingFullTilesHd128End - 1 KV
 // tiles of >= 128 keys (seqlen_k 4096-8191; twenty-sixth session, docs/schedules.md "`auto` away from
 // the standard sweep"): ascending replaces the model's pick where the model has it within
