@@ -2,6 +2,7 @@
 // (docs/peers.md) or on one shape from flags, with the planner's prediction beside each time.
 // FLOPs follow FlashAttention: fwd = 4*b*h*sq*sk*d (halved for causal), bwd = 2.5 x fwd.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -179,17 +180,23 @@ uint64_t hash_device(std::initializer_list<std::pair<const void*, size_t>> bufs)
   return h;
 }
 
+// The median of `reps` timed calls of f (events around each call, synchronized after it), in ms;
+// host_us (if given): the median host time of the call itself, in us. Each call starts on an idle
+// GPU, so the host time before its first launch is part of the measured time: at backwards of
+// 50-100 us the host path shows in bwd_ms (docs/perf.md v29).
 template <typename F>
-float time_ms(F&& f, int reps) {
+float time_ms(F&& f, int reps, float* host_us = nullptr) {
   cudaEvent_t a, b;
   BENCH_CUDA(cudaEventCreate(&a));
   BENCH_CUDA(cudaEventCreate(&b));
   f();  // warm-up
   BENCH_CUDA(cudaDeviceSynchronize());
-  std::vector<float> ts;
+  std::vector<float> ts, hs;
   for (int r = 0; r < reps; ++r) {
     BENCH_CUDA(cudaEventRecord(a));
+    const auto h0 = std::chrono::steady_clock::now();
     f();
+    hs.push_back(std::chrono::duration<float, std::micro>(std::chrono::steady_clock::now() - h0).count());
     BENCH_CUDA(cudaEventRecord(b));
     BENCH_CUDA(cudaEventSynchronize(b));
     float ms;
@@ -198,6 +205,7 @@ float time_ms(F&& f, int reps) {
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
+  if (host_us != nullptr) *host_us = median(hs);
   return median(ts);
 }
 
@@ -290,7 +298,7 @@ int bench_main(int argc, char** argv) {
     tp.seqlen_k = s.seqlen_k; tp.causal = s.causal;
 
     struct Row {
-      dash::Schedule sched, ran; float ms; double pred_ms; std::string note; int head_block, dq_writers;
+      dash::Schedule sched, ran; float ms, host_us; double pred_ms; std::string note; int head_block, dq_writers;
       int block_m, producer_regs, dq_stage_bufs;  // the kernel that ran (BwdLaunchInfo)
       int split_tasks, split_pieces;              // the last-wave split (0 tasks: none)
       bool split_rank, writer_rank, pdl, post_poll, pre_vec;
@@ -307,7 +315,8 @@ int bench_main(int argc, char** argv) {
       bp.schedule = sc;
       bp.dispatch = opt.dispatch;
       dash::BwdLaunchInfo info;
-      const float ms = time_ms([&] { st = dash::attn_bwd(bp, ws, ws_bytes, nullptr, &info); }, opt.reps);
+      float host_us = 0;
+      const float ms = time_ms([&] { st = dash::attn_bwd(bp, ws, ws_bytes, nullptr, &info); }, opt.reps, &host_us);
       if (!st.ok()) { std::fprintf(stderr, "attn_bwd(%s): %s\n", dash::schedule_name(sc), st.message); return 1; }
       tp.block_m = info.block_m;
       tp.block_n = info.block_n;
@@ -317,7 +326,7 @@ int bench_main(int argc, char** argv) {
       std::string note = info.note;
       if (sc == dash::Schedule::kAuto) note = std::string("-> ") + dash::schedule_name(info.schedule) + (note.empty() ? "" : "; " + note);
       const uint64_t gh = hash_device({{dq, nq * 2}, {dk, nk * 2}, {dv, nk * 2}});
-      rows.push_back({sc, info.schedule, ms, pred, note, info.head_block, info.dq_writers, info.block_m,
+      rows.push_back({sc, info.schedule, ms, host_us, pred, note, info.head_block, info.dq_writers, info.block_m,
                       info.producer_regs, info.dq_stage_bufs, info.split_tasks, info.split_pieces, info.split_rank, info.writer_rank, info.pdl, info.post_poll, info.pre_vec, gh});
       if (sc == dash::Schedule::kAtomic) atomic_ms = ms;
     }
@@ -329,14 +338,14 @@ int bench_main(int argc, char** argv) {
       char line[1024];
       std::snprintf(line, sizeof(line),
                     "%s  {\"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"batch\": %d, \"heads\": %d, \"kv_heads\": %d, "
-                    "\"schedule\": \"%s\", \"ran\": \"%s\", \"bwd_ms\": %.4f, \"bwd_tflops\": %.2f, \"pred_ms\": %.4f, "
+                    "\"schedule\": \"%s\", \"ran\": \"%s\", \"bwd_ms\": %.4f, \"host_us\": %.2f, \"bwd_tflops\": %.2f, \"pred_ms\": %.4f, "
                     "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f, \"layout\": \"%s\", "
                     "\"head_block\": %d, \"dq_writers\": %d, \"block_m\": %d, \"producer_regs\": %d, \"dq_stage_bufs\": %d, "
                     "\"split_tasks\": %d, \"split_pieces\": %d, "
                     "\"split_rank\": %s, \"writer_rank\": %s, \"pdl\": %s, \"post_poll\": %s, \"pre_vec\": %s, \"grad_hash\": \"%016llx\", "
                     "\"fwd_hash\": \"%016llx\"}",
                     first_json ? "" : ",\n", sh.hdim, s.causal ? "true" : "false", sh.seqlen, sh.batch, sh.heads,
-                    sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms,
+                    sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms, r.host_us,
                     bwd_flops / r.ms * 1e-9, r.pred_ms, fwd_ms, fwd_flops / fwd_ms * 1e-9,
                     atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd", r.head_block, r.dq_writers,
                     r.block_m, r.producer_regs, r.dq_stage_bufs, r.split_tasks, r.split_pieces, r.split_rank ? "true" : "false", r.writer_rank ? "true" : "false", r.pdl ? "true" : "false",

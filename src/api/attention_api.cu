@@ -221,6 +221,7 @@ void bwd_tile_sizes(const AttnShape& shape, int* block_m, int* block_n, Schedule
 }
 
 size_t attn_bwd_workspace_size(const AttnShape& shape) {
+  const kernels::EnvScope env;  // the DASH_* switches, read once (kernels::env_get)
   if (!check_shape(shape).ok()) return 0;
   // Enough for either Q tile height (the sm90 80-row tiles pad seqlen_q to a multiple of 80, the
   // others to 64), so the size does not depend on which kernel attn_bwd picks.
@@ -311,6 +312,7 @@ Schedule resolve_auto_schedule(const AttnShape& shape, int num_sms) {
 }
 
 Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
+  const kernels::EnvScope env;  // the DASH_* switches, read once (kernels::env_get)
   const AttnShape& s = a.shape;
   DASH_RETURN_IF_ERROR(check_shape(s));
   if (a.lse == nullptr) return make_status(StatusCode::kInvalidArgument, "lse is null");
@@ -345,6 +347,9 @@ Status attn_fwd(const AttnFwdParams& a, cudaStream_t stream) {
 
 Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes, cudaStream_t stream,
                 BwdLaunchInfo* info) {
+  // The DASH_* switches, read once for the call (kernels::env_get): some 40 std::getenv scans of the
+  // environment otherwise (the recursion into an explicit schedule keeps this scope's).
+  const kernels::EnvScope env;
   const AttnShape& s = a.shape;
   DASH_RETURN_IF_ERROR(check_shape(s));
   const int sched_i = static_cast<int>(a.schedule);
@@ -467,7 +472,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // stream their Q and dO within half the device's L2 (l2_head_block, an experiment to measure).
   // The sm80 kernel honours it too (not measured there). A value that is neither a positive
   // integer nor "l2" is ignored with a warning (once per process), not read as 0 (head-major).
-  if (const char* hb = std::getenv("DASH_HEAD_BLOCK")) {
+  if (const char* hb = kernels::env_get("DASH_HEAD_BLOCK")) {
     char* end = nullptr;
     long b = std::strtol(hb, &end, 10);
     if (std::strcmp(hb, "l2") == 0) {
@@ -546,7 +551,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   }
   p.pdl = use_sm90 && !capturing && kernels::env_not_zero("DASH_BWD_PDL");
   {
-    const char* pp = std::getenv("DASH_BWD_POST_POLL");
+    const char* pp = kernels::env_get("DASH_BWD_POST_POLL");
     const bool small_tile = s.head_dim == 64 && tp.block_m == kernels::kBwdSm90BlockM;
     p.post_poll = p.pdl && ordered_sm90 && (pp != nullptr ? std::atoi(pp) != 0 : !small_tile);
   }
@@ -558,7 +563,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // costs more than the overlap wins there). DASH_BWD_EARLY_DV=0 / =1 forces it off / on.
   p.early_dv = s.head_dim == 64 ? kernels::env_not_zero("DASH_BWD_EARLY_DV") : kernels::env_set_to_one("DASH_BWD_EARLY_DV");
   {
-    const char* ta = std::getenv("DASH_BWD_TAKE_AHEAD");
+    const char* ta = kernels::env_get("DASH_BWD_TAKE_AHEAD");
     p.take_ahead = ta != nullptr ? std::max(0, std::atoi(ta)) : kernels::kDefaultTakeAhead;
   }
   // Two dQ writers by default (docs/perf.md v7), for every dispatch and take-ahead. Until v9 static
@@ -570,7 +575,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // with the sanitizers (docs/perf.md v9), so the guard is gone. DASH_BWD_DUAL_WRITER=0: one writer.
   // The overlap-writer draft is one writer: p.dual_writer already says so, the kernel reads it alone.
   {
-    const char* dw = std::getenv("DASH_BWD_DUAL_WRITER");
+    const char* dw = kernels::env_get("DASH_BWD_DUAL_WRITER");
     const int v = dw != nullptr ? std::atoi(dw) : 1;
     p.dual_writer = !p.writer_overlap && v != 0;
   }

@@ -1726,10 +1726,11 @@ template <typename T, int D, bool C>
 constexpr bool kHasBm80Wide = (!C && D == 128 && std::is_same_v<T, __nv_bfloat16>) || D == 64;
 template <typename T, int D, bool C>
 constexpr bool kHasBm80 = kHasBm80Lean<T, D, C> || kHasBm80Wide<T, D, C>;
-// The two-staging-buffer kernels (kDq2; bwd_sm90_dq2_for says for which schedules): head_dim 128, full
-// masks, the 24 / 240 split (bwd_sm90_has_dq2 on the host).
+// The two-staging-buffer kernels (kDq2; bwd_sm90_dq2_for says for which schedules): head_dim 128, the
+// 24 / 240 split (bwd_sm90_has_dq2 on the host); causal masks with the causal 80-row draft
+// (DASH_BWD_SM90_D128_CAUSAL_BM80=1, bf16: the early-dV variant only, no rank variants).
 template <typename T, int D, bool C>
-constexpr bool kHasBm80Dq2 = !C && D == 128;
+constexpr bool kHasBm80Dq2 = D == 128;
 
 template <typename T, int D, bool C>
 struct MainLauncher {
@@ -1780,6 +1781,13 @@ struct MainLauncher {
           }
           if (lean && wrank) return launch_main<T, D, C, false, kBM80, true, false, kWRankShift>(p, maps, num_ctas, stream);
           if (lean && split) return launch_main<T, D, C, false, kBM80, true, true>(p, maps, num_ctas, stream);
+        } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+          // The causal draft's two-buffer kernel (DRAFT, twenty-eighth session; bwd_sm90_has_dq2): bf16,
+          // the early-dV variant only (the causal base two-buffer kernel spilled 8 B, this one
+          // compiles clean), for the schedules bwd_sm90_dq2_for names (DASH_BWD_SM90_DQ2=1: every one).
+          // Shift / symmetric shift count their rank in one warp (no rank variants at causal 80 rows).
+          if (lean && bwd_sm90_dq2_for(p.model.schedule))
+            return launch_main<T, D, C, false, kBM80, true, false, 0, true, true>(p, maps, num_ctas, stream);
         }
         if (lean) return launch_main<T, D, C, false, kBM80, true>(p, maps, num_ctas, stream);
       }

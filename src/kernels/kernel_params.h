@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <unistd.h>  // environ
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -143,14 +145,68 @@ struct BwdWorkspace {
   size_t q_pack, do_pack, pack_bytes;  // DASH_BWD_REPACK=1 only (pack_bytes 0 otherwise), not zeroed
 };
 
+// The environment's DASH_* switches as one call sees them. A backward reads some 40 of them on
+// its host path (each std::getenv a scan of the whole environment); inside an EnvScope (attn_fwd,
+// attn_bwd, the workspace size query: one per call) the environment is scanned once, at the
+// scope's start, and env_get looks the name up among its DASH_* entries. Outside a scope env_get is
+// std::getenv. Per call, not per process: a process can still set a switch between calls.
+struct EnvSnapshot {
+  static constexpr int kMax = 64;
+  int n = 0;
+  bool overflow = false;  // more DASH_* variables than kMax: env_get falls back to std::getenv
+  const char* entry[kMax];  // "NAME=value" strings of the environment
+  void scan();
+  const char* find(const char* var) const {
+    const size_t len = std::strlen(var);
+    for (int i = 0; i < n; ++i)
+      if (std::strncmp(entry[i], var, len) == 0 && entry[i][len] == '=') return entry[i] + len + 1;
+    return nullptr;
+  }
+};
+inline void EnvSnapshot::scan() {
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    if (std::strncmp(*e, "DASH_", 5) != 0) continue;
+    if (n == kMax) {
+      overflow = true;
+      return;
+    }
+    entry[n++] = *e;
+  }
+}
+inline thread_local const EnvSnapshot* t_env_snapshot = nullptr;
+// Reentrant: a nested scope (attn_bwd's recursion into an explicit schedule) keeps the outer one's.
+class EnvScope {
+ public:
+  EnvScope() {
+    if (t_env_snapshot != nullptr) return;
+    snap_.scan();
+    if (snap_.overflow) return;
+    t_env_snapshot = &snap_;
+    owner_ = true;
+  }
+  ~EnvScope() {
+    if (owner_) t_env_snapshot = nullptr;
+  }
+  EnvScope(const EnvScope&) = delete;
+  EnvScope& operator=(const EnvScope&) = delete;
+
+ private:
+  EnvSnapshot snap_;
+  bool owner_ = false;
+};
+inline const char* env_get(const char* var) {
+  const EnvSnapshot* s = t_env_snapshot;
+  return s != nullptr ? s->find(var) : std::getenv(var);
+}
+
 // Environment switches: an experiment / draft that is off unless VAR=1, and a default that is
 // on unless VAR=0. Read where they apply (on every call), so a process can compare variants.
 inline bool env_set_to_one(const char* var) {
-  const char* e = std::getenv(var);
+  const char* e = env_get(var);
   return e != nullptr && std::strcmp(e, "1") == 0;
 }
 inline bool env_not_zero(const char* var) {
-  const char* e = std::getenv(var);
+  const char* e = env_get(var);
   return e == nullptr || std::strcmp(e, "0") != 0;
 }
 
@@ -176,7 +232,7 @@ inline bool bwd_lagged_dq_enabled() { return env_set_to_one("DASH_BWD_LAGGED_DQ"
 // launch; the launcher and BwdLaunchInfo::producer_regs use this.
 inline int bwd_sm90_producer_regs(int block_m, int head_dim = 128) {
   if (bwd_lagged_dq_enabled()) return 40;
-  const char* e = std::getenv("DASH_BWD_SM90_PRODUCER24");
+  const char* e = env_get("DASH_BWD_SM90_PRODUCER24");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "1") == 0 ? 24 : 40;
   return block_m == 80 && head_dim == 128 ? 24 : 40;
 }
@@ -224,7 +280,7 @@ inline bool bwd_sm90_writer_rank_possible(const ScheduleModel& m, int head_dim) 
 inline bool bwd_sm90_split_rank(const ScheduleModel& m, int head_dim) {
   const bool shifted = m.schedule == Schedule::kShift || m.schedule == Schedule::kSymmetricShift;
   if (!m.deterministic() || !shifted || !bwd_sm90_rank_variants_exist(m, head_dim)) return false;
-  const char* e = std::getenv("DASH_BWD_SPLIT_RANK");
+  const char* e = env_get("DASH_BWD_SPLIT_RANK");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "0") != 0;
   if (bwd_sm90_writer_rank_possible(m, head_dim)) return false;
   const bool lean80 = m.p.block_m == 80 && head_dim == 128;
@@ -272,7 +328,7 @@ inline bool fwd_bn176_enabled() { return env_set_to_one("DASH_FWD_BN176"); }
 // Read by launch_fwd_sm90 on every call.
 inline bool fwd_persistent_enabled() { return env_not_zero("DASH_FWD_PERSISTENT"); }
 inline int fwd_persistent_cta_cap() {
-  const char* e = std::getenv("DASH_FWD_PERSISTENT_CTAS");
+  const char* e = env_get("DASH_FWD_PERSISTENT_CTAS");
   const int n = e ? std::atoi(e) : 0;
   return n > 0 ? n : 0;
 }
@@ -317,7 +373,7 @@ constexpr int kBwdSm90BlockM112 = 112;
 // The tall tile height at head_dim 64: DASH_BWD_SM90_D64_BM=80 / 112, else (unset or any other
 // value) 96.
 inline int bwd_sm90_d64_block_m() {
-  const char* e = std::getenv("DASH_BWD_SM90_D64_BM");
+  const char* e = env_get("DASH_BWD_SM90_D64_BM");
   if (e != nullptr && std::strcmp(e, "80") == 0) return kBwdSm90BlockM80;
   if (e != nullptr && std::strcmp(e, "112") == 0) return kBwdSm90BlockM112;
   return kBwdSm90BlockM96;
@@ -366,10 +422,13 @@ inline bool bwd_sm90_has_bm80(const AttnShape& s) {
 // on 80 rows still behind their 64-row tiles at 1k-8k, so those keep their kernels.
 // DASH_BWD_SM90_DQ2=1: every 80-row launch that has the kernel; =0: none. Read on every launch.
 inline bool bwd_sm90_has_dq2(DType dtype, int head_dim, bool causal) {
-  return (dtype == DType::kBF16 || dtype == DType::kFP16) && head_dim == 128 && !causal;
+  // (causal: the draft, bf16, only where the causal 80-row tiles run, bwd_sm90_has_bm80; its
+  // kernel is the early-dV variant whatever DASH_BWD_SM90_DQ2_EARLY_DV says)
+  if (causal) return dtype == DType::kBF16 && head_dim == 128 && bwd_sm90_d128_causal_bm80_enabled();
+  return (dtype == DType::kBF16 || dtype == DType::kFP16) && head_dim == 128;
 }
 inline bool bwd_sm90_dq2_for(Schedule schedule) {
-  const char* e = std::getenv("DASH_BWD_SM90_DQ2");
+  const char* e = env_get("DASH_BWD_SM90_DQ2");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "0") != 0;
   return schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
 }
@@ -426,7 +485,7 @@ constexpr int kBwdSm90Bm80MinSeqlen = 1024;
 inline int bwd_sm90_block_m(const AttnShape& s, Schedule schedule) {
   if (!bwd_sm90_has_bm80(s)) return kBwdSm90BlockM;
   const bool d64 = s.head_dim == 64;
-  const char* e = std::getenv("DASH_BWD_SM90_BLOCK_M");
+  const char* e = env_get("DASH_BWD_SM90_BLOCK_M");
   if (e != nullptr && *e != '\0') {
     const int forced = std::atoi(e);
     if (forced == kBwdSm90BlockM80) return kBwdSm90BlockM80;

@@ -1,8 +1,10 @@
 // Bad input gives a clear error naming the argument, never a launch. The checks that need no
 // device (shapes, strides, null/misaligned pointers, enums) run on CPU-only machines too.
+#include <cstdlib>
 #include <string>
 
 #include "attention_harness.h"
+#include "kernels/kernel_params.h"
 
 namespace dash::test {
 namespace {
@@ -35,6 +37,51 @@ void expect_error(const Status& st, StatusCode code, const std::string& needle) 
 Status bwd(const AttnBwdParams& p) {
   alignas(256) static char ws[256];
   return attn_bwd(p, ws, sizeof(ws), nullptr);
+}
+
+// The DASH_* switches are read once per call (kernels::EnvScope at the top of attn_fwd / attn_bwd /
+// attn_bwd_workspace_size): inside a scope the values at its start, after it the live environment.
+TEST(EnvSwitches, ReadOncePerCallAndLiveBetweenCalls) {
+  using kernels::env_get;
+  ::setenv("DASH_TEST_ENV_SWITCH", "1", 1);
+  ::setenv("DASH_TEST_ENV_SWITCH_LONGER", "7", 1);
+  ::unsetenv("DASH_TEST_ENV_UNSET");
+  {
+    const kernels::EnvScope scope;
+    ASSERT_NE(kernels::t_env_snapshot, nullptr);
+    EXPECT_TRUE(kernels::env_set_to_one("DASH_TEST_ENV_SWITCH"));
+    EXPECT_STREQ(env_get("DASH_TEST_ENV_SWITCH_LONGER"), "7");  // not confused with its prefix
+    EXPECT_EQ(env_get("DASH_TEST_ENV_SWITC"), nullptr);
+    EXPECT_EQ(env_get("DASH_TEST_ENV_UNSET"), nullptr);
+    EXPECT_TRUE(kernels::env_not_zero("DASH_TEST_ENV_UNSET"));
+    ::setenv("DASH_TEST_ENV_SWITCH", "0", 1);  // a change during the call: the call keeps its view
+    EXPECT_TRUE(kernels::env_set_to_one("DASH_TEST_ENV_SWITCH"));
+    {
+      const kernels::EnvScope nested;  // (attn_bwd's recursion): the outer scope's view
+      EXPECT_TRUE(kernels::env_set_to_one("DASH_TEST_ENV_SWITCH"));
+    }
+    EXPECT_NE(kernels::t_env_snapshot, nullptr);  // the nested scope did not end the outer one
+  }
+  EXPECT_EQ(kernels::t_env_snapshot, nullptr);
+  EXPECT_FALSE(kernels::env_set_to_one("DASH_TEST_ENV_SWITCH"));  // the next call sees the change
+  EXPECT_STREQ(env_get("DASH_TEST_ENV_SWITCH"), "0");
+  ::unsetenv("DASH_TEST_ENV_SWITCH");
+  ::unsetenv("DASH_TEST_ENV_SWITCH_LONGER");
+  EXPECT_EQ(env_get("DASH_TEST_ENV_SWITCH"), nullptr);
+}
+
+// A switch set between calls takes effect in the next call through the API (here the workspace
+// size query, which reads DASH_BWD_REPACK: the head-major copies make the workspace larger).
+TEST(EnvSwitches, TheApiSeesASwitchSetBetweenCalls) {
+  AttnShape s;
+  s.batch = 2; s.seqlen_q = s.seqlen_k = 1000; s.heads_q = s.heads_kv = 4; s.head_dim = 128;
+  ::unsetenv("DASH_BWD_REPACK");
+  const size_t plain = attn_bwd_workspace_size(s);
+  ::setenv("DASH_BWD_REPACK", "1", 1);
+  const size_t repack = attn_bwd_workspace_size(s);
+  ::unsetenv("DASH_BWD_REPACK");
+  EXPECT_GT(repack, plain);
+  EXPECT_EQ(attn_bwd_workspace_size(s), plain);
 }
 
 TEST(ApiValidation, ShapeErrorsNameTheArgument) {

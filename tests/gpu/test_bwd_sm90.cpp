@@ -712,6 +712,52 @@ TEST(BwdSm90Dq2EarlyDv, BitwiseEqualToTheTwoBufferKernel) {
   }
 }
 
+// DRAFT (twenty-eighth session; experiment-gated, DASH_TEST_SM90_DRAFT=1): the two-buffer kernel on the
+// causal 80-row draft at head_dim 128 (DASH_BWD_SM90_D128_CAUSAL_BM80=1, every schedule forced to 80
+// rows; bf16, the early-dV variant): DASH_BWD_SM90_DQ2=1 runs it for every schedule. Accurate against
+// float64; the deterministic schedules bit for bit the one-buffer causal 80-row kernel's (same GEMMs,
+// same adds in the same order), over reruns, grids 64 / 31 and both dispatches; fp16 keeps one buffer.
+TEST(BwdSm90D128CausalDq2, BitwiseEqualToOneBufferAndAccurate) {
+  REQUIRE_SM90_DRAFT_TESTS();
+  REQUIRE_SM90();
+  ScopedEnv p24("DASH_BWD_SM90_PRODUCER24", nullptr);
+  ScopedEnv draft("DASH_BWD_SM90_D128_CAUSAL_BM80", "1");
+  ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", "80");
+  int seed = 9900;
+  for (DType dt : {DType::kBF16, DType::kFP16})
+    for (auto [b, sq, sk, hq, hkv] : std::vector<std::tuple<int, int, int, int, int>>{
+             {1, 1000, 1000, 8, 2}, {2, 113, 113, 4, 1}, {2, 300, 700, 4, 1}, {1, 2048, 2048, 4, 1}}) {
+      if (dt == DType::kFP16 && sq != 1000) continue;
+      ProblemSpec s = spec_of(dt, 128, true, {b, sq, sk, hq, hkv}, seed++);
+      Problem pr(s);
+      const Refs& r = references(s);
+      ASSERT_TRUE(tested_forward(pr).ok());
+      CUDA_OK(cudaDeviceSynchronize());
+      for (Schedule sc : {Schedule::kAtomic, Schedule::kDescending, Schedule::kAscending, Schedule::kSpt,
+                          Schedule::kSymmetricShift}) {
+        AttnBwdParams p = pr.bwd_params(sc);
+        p.allow_fallback = false;
+        BwdLaunchInfo info;
+        uint64_t one_buffer = 0;
+        {
+          ScopedEnv off("DASH_BWD_SM90_DQ2", "0");
+          ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+          ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
+          ASSERT_EQ(info.dq_stage_bufs, 1);
+          one_buffer = pr.grad_hash();
+        }
+        ScopedEnv on("DASH_BWD_SM90_DQ2", "1");
+        ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+        ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
+        ASSERT_EQ(info.dq_stage_bufs, dt == DType::kBF16 ? 2 : 1) << "bf16: the two-buffer kernel";
+        check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
+        if (sc == Schedule::kAtomic) continue;
+        EXPECT_EQ(pr.grad_hash(), one_buffer) << "two buffers against one: " << s.str() << " " << schedule_name(sc);
+        ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM80));
+      }
+    }
+}
+
 // A backward's gradients: dQ as values (downloaded: every element written) and dQ / dK / dV as bits.
 struct Grads {
   std::vector<double> dq;
