@@ -370,15 +370,15 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
                                      a.pointers_verified));
   DASH_RETURN_IF_ERROR(check_device_ptr(a.lse, "lse", false, a.pointers_verified));
 
-  // DRAFT (DASH_BWD_AUTO_EARLY=1; written in the twenty-seventh session after its last device call,
-  // so not yet run on a GPU): auto on the sm90 path, resolved before the tensor maps are encoded:
-  // where its choice takes other tiles than auto's (kernels::bwd_sm90_block_m) it is launched as that
-  // explicit schedule at once, its pointers verified above (the pass below encodes four maps and
-  // checks them all again before its own recursion: auto took 1.04-1.09x the explicit schedule's
-  // time at 45-75 us backwards, docs/perf.md v28 item 5). The same choice as below, on a device and
-  // strides the sm90 kernel takes; where bwd_sm90_prepare then refuses the strides, the schedule
-  // runs on the sm80 kernel.
-  if (a.schedule == Schedule::kAuto && kernels::env_set_to_one("DASH_BWD_AUTO_EARLY") && bwd_uses_sm90(s)) {
+  // auto on the sm90 path, resolved before the tensor maps are encoded (the default since the
+  // twenty-eighth session; DASH_BWD_AUTO_EARLY=0: the late resolution below only): where its choice
+  // takes other tiles than auto's (kernels::bwd_sm90_block_m) it is launched as that explicit
+  // schedule at once, its pointers verified above. The late path encodes four maps and checks them
+  // all again before its own recursion: auto took 1.04-1.09x the explicit schedule's time at 45-75 us
+  // backwards (docs/perf.md v28 item 5), 1.003-1.010x with this (H100, v29 item 1). The same choice
+  // as below, on a device and strides the sm90 kernel takes; where bwd_sm90_prepare then refuses the
+  // strides, the schedule runs on the sm80 kernel.
+  if (a.schedule == Schedule::kAuto && kernels::env_not_zero("DASH_BWD_AUTO_EARLY") && bwd_uses_sm90(s)) {
     const int bm = kernels::bwd_sm90_block_m(s, Schedule::kAuto);
     int sms = 0, per_sm = 0, capacity = 0;
     DASH_CUDA_RETURN(bwd_capacity(true, bm, s, &sms, &per_sm, &capacity));
@@ -617,7 +617,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m, s.head_dim) : 0;
     li.dq_stage_bufs =
         use_sm90 ? kernels::bwd_sm90_dq_stage_bufs(block_m, s.head_dim, s.dtype, s.causal, li.producer_regs,
-                                                   model.schedule)
+                                                   model.schedule, model.split())
                  : 0;
     li.dq_writers = use_sm90 && p.dual_writer && li.dq_stage_bufs == 2 ? 2 : 1;
     li.split_rank = use_sm90 && kernels::bwd_sm90_split_rank(model, s.head_dim);
