@@ -258,44 +258,27 @@ struct ScheduleModel {
   // descending, spt and atomic visits the Q tiles in one order, so a contribution's chain
   // predecessor (slot - 1 of its head, a lower task) is in a whole task or in the piece with the
   // same p of a lower task, a lower unit either way (checked by check_deadlock_free).
-  // Only full masks (causal tasks of unequal length fill the last wave longest-first already).
-  // Shift (twenty-eighth session) where its groups tile the heads (tasks_per_head a multiple of
-  // group_width) and only with fewer tasks than SMs (every task split): its pieces are numbered
-  // group-major, (group, piece, task of the group), so that the group_width units of one group and
-  // piece index are consecutive: the co-residency whole groups need (see unit_task).
+  // Only full masks (causal tasks of unequal length fill the last wave longest-first already) and
+  // ascending, descending, spt and atomic (shift's pieces would need co-residency groups).
   DASH_HD bool splittable() const {
-    if (p.causal || schedule == Schedule::kSymmetricShift) return false;
-    return schedule != Schedule::kShift || tasks_per_head % group_width == 0;
+    return !p.causal && schedule != Schedule::kShift && schedule != Schedule::kSymmetricShift;
   }
   DASH_HD bool split() const { return split_tasks > 0 && split_pieces > 1; }
   DASH_HD int num_units() const { return num_tasks() + split_tasks * (split_pieces - 1); }
   DASH_HD int first_split_task() const { return num_tasks() - split_tasks; }
-  // Unit u's task. Ascending, descending, spt, atomic (group width 1): the whole tasks, then the
-  // pieces piece-major (piece p of every split task, then piece p + 1). Shift (every task split,
-  // group width W): unit u = (group * k + piece) * W + t is piece `piece` of task group * W + t.
-  // Deadlock freedom of shift's pieces: a contribution at step s of its KV tile's walk waits for its
-  // Q tile's previous contribution, of a lower group (a lower unit, whatever its piece) or of its own
-  // group at a step s' < s (a piece with the same or a lower index: the same block of W units or a
-  // lower one); so with W co-resident CTAs the lowest unfinished unit can always progress (checked
-  // for every grid by check_deadlock_free).
   DASH_HD int unit_task(int u) const {
     const int w = first_split_task();
-    if (u < w || !split()) return u;
-    if (group_width > 1) return (u / (group_width * split_pieces)) * group_width + u % group_width;  // (w == 0)
-    return w + (u - w) % split_tasks;
+    return u < w || !split() ? u : w + (u - w) % split_tasks;
   }
   // The piece of unit u (-1: a whole task).
   DASH_HD int unit_piece(int u) const {
     const int w = first_split_task();
-    if (u < w || !split()) return -1;
-    if (group_width > 1) return (u / group_width) % split_pieces;
-    return (u - w) / split_tasks;
+    return u < w || !split() ? -1 : (u - w) / split_tasks;
   }
   // The workspace slot of unit u's dK / dV partial, (task - W) * k + piece (-1: a whole task).
   DASH_HD int unit_part(int u) const {
     const int w = first_split_task();
     if (u < w || !split()) return -1;
-    if (group_width > 1) return unit_task(u) * split_pieces + unit_piece(u);
     return ((u - w) % split_tasks) * split_pieces + (u - w) / split_tasks;
   }
   // First step of piece `piece` (0 .. k; piece k: one past the last) of a side of `steps` steps.
@@ -330,7 +313,7 @@ struct ScheduleModel {
     const int T = num_tasks();
     const int steps = m;  // full masks: every task visits every Q tile
     if (!splittable() || sms <= 0 || T <= 0 || steps < 2) return r;
-    if (T >= sms && deterministic()) return r;  // (so shift: every task split, first_split_task() 0)
+    if (T >= sms && deterministic()) return r;
     const int L = T < sms ? T : T % sms;
     if (L == 0) return r;
     int k = sms / L;

@@ -617,7 +617,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m, s.head_dim) : 0;
     li.dq_stage_bufs =
         use_sm90 ? kernels::bwd_sm90_dq_stage_bufs(block_m, s.head_dim, s.dtype, s.causal, li.producer_regs,
-                                                   model.schedule, model.split())
+                                                   model.schedule)
                  : 0;
     li.dq_writers = use_sm90 && p.dual_writer && li.dq_stage_bufs == 2 ? 2 : 1;
     li.split_rank = use_sm90 && kernels::bwd_sm90_split_rank(model, s.head_dim);

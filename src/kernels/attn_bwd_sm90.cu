@@ -652,9 +652,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     cuda::ptx::mbarrier_arrive(&bars.task_full[tslot]);  // release: orders the s_task stores
     if (!have) break;
     state[0] = it + 1;
-    // (the drain rule's tiles: a piece of shift's split, one side, owes (t1 - t0) per query head)
-    if (drain)
-      state[1] = tiles_published + (out->t1 == kWholeTaskSteps ? M.task_steps(slot) : (out->t1 - out->t0) * M.p.q_per_kv());
+    if (drain) state[1] = tiles_published + M.task_steps(slot);  // (never with a split: group width 1)
     state[2] = state[2] + M.num_sides(slot);
     state[3] = state[3] + 1;
   }
@@ -1765,7 +1763,7 @@ struct MainLauncher {
         if constexpr (!C) {  // (causal 80-row tiles: no rank variants)
           // Two dQ staging buffers, one dO stage, one dS buffer (shift by default: bwd_sm90_dq2_for).
           if constexpr (kHasBm80Dq2<T, D, C>) {
-            if (lean && bwd_sm90_dq2_for(p.model.schedule) && !p.model.split()) {  // (no split code)
+            if (lean && bwd_sm90_dq2_for(p.model.schedule)) {
               // Opt-in (DASH_BWD_SM90_DQ2_EARLY_DV=1, bf16; measured: docs/perf.md v25 item 1): the
               // early-dV variant, base and shift's writer rank (the split-rank variant keeps the
               // default kernel).

@@ -272,15 +272,14 @@ inline bool bwd_sm90_rank_variants_exist(const ScheduleModel& m, int head_dim) {
   const bool lean80 = m.p.block_m == 80 && head_dim == 128;
   return !bwd_lagged_dq_enabled() && bwd_sm90_producer_regs(m.p.block_m, head_dim) == (lean80 ? 24 : 40);
 }
-// (Not for a split launch: shift's pieces run the base kernels, the rank variants have no split code.)
 inline bool bwd_sm90_writer_rank_possible(const ScheduleModel& m, int head_dim) {
   const bool closed = m.shift_rank_closed() || m.symshift_rank_closed();
-  return m.deterministic() && closed && !m.split() && bwd_sm90_rank_variants_exist(m, head_dim) &&
+  return m.deterministic() && closed && bwd_sm90_rank_variants_exist(m, head_dim) &&
          env_not_zero("DASH_BWD_WRITER_RANK");
 }
 inline bool bwd_sm90_split_rank(const ScheduleModel& m, int head_dim) {
   const bool shifted = m.schedule == Schedule::kShift || m.schedule == Schedule::kSymmetricShift;
-  if (!m.deterministic() || !shifted || m.split() || !bwd_sm90_rank_variants_exist(m, head_dim)) return false;
+  if (!m.deterministic() || !shifted || !bwd_sm90_rank_variants_exist(m, head_dim)) return false;
   const char* e = env_get("DASH_BWD_SPLIT_RANK");
   if (e != nullptr && *e != '\0') return std::strcmp(e, "0") != 0;
   if (bwd_sm90_writer_rank_possible(m, head_dim)) return false;
@@ -424,7 +423,9 @@ inline bool bwd_sm90_has_bm80(const AttnShape& s) {
 // DASH_BWD_SM90_DQ2=1: every 80-row launch that has the kernel; =0: none. Read on every launch.
 inline bool bwd_sm90_has_dq2(DType dtype, int head_dim, bool causal) {
   // (causal: the draft, bf16, only where the causal 80-row tiles run, bwd_sm90_has_bm80; its
-  // kernel is the early-dV variant whatever DASH_BWD_SM90_DQ2_EARLY_DV says)
+  // kernel is the early-dV variant whatever DASH_BWD_SM90_DQ2_EARLY_DV says. Measured on an H100,
+  // docs/perf.md v29 item 2: 0.98-1.01x the 64-row tiles for descending / ascending / spt at
+  // 1k-16k, so not the default.)
   if (causal) return dtype == DType::kBF16 && head_dim == 128 && bwd_sm90_d128_causal_bm80_enabled();
   return (dtype == DType::kBF16 || dtype == DType::kFP16) && head_dim == 128;
 }
@@ -442,25 +443,19 @@ inline bool bwd_sm90_dq2_early_dv_enabled() { return env_set_to_one("DASH_BWD_SM
 // The dQ staging buffers in shared memory of an sm90 launch of `schedule` with `block_m`-row tiles
 // and the producer warpgroup at `producer_regs` (BwdLaunchInfo::dq_stage_bufs): two, but one with
 // the 80-row tile at head_dim 128 (no room for a second) unless the two-buffer kernel ran.
-// A split launch (shift's pieces) runs the one-buffer kernel: the two-buffer kernels have no split code.
 inline int bwd_sm90_dq_stage_bufs(int block_m, int head_dim, DType dtype, bool causal, int producer_regs,
-                                  Schedule schedule, bool split = false) {
+                                  Schedule schedule) {
   if (block_m != kBwdSm90BlockM80 || head_dim != 128) return 2;
-  return !split && bwd_sm90_has_dq2(dtype, head_dim, causal) && producer_regs == 24 && bwd_sm90_dq2_for(schedule) ? 2 : 1;
+  return bwd_sm90_has_dq2(dtype, head_dim, causal) && producer_regs == 24 && bwd_sm90_dq2_for(schedule) ? 2 : 1;
 }
 // Whether the sm90 kernel that runs `schedule` with `block_m`-row tiles at `head_dim` has the split's
 // code (attn_bwd_sm90.cu, kMaySplit): not the lagged-dQ draft, and at 80 rows and head_dim 128 only
 // the 24 / 240 one-buffer kernel (not the two-buffer kernels: shift by default, every schedule with
 // DASH_BWD_SM90_DQ2=1; not the 40 / 232 one, DASH_BWD_SM90_PRODUCER24=0). Where it has not, the
 // launcher plans no split: those launches' dK / dV bits are the unsplit sums.
-// Shift (and symmetric shift on a full mask) splits on the base kernels (the one-buffer 24 / 240 one at
-// 80 rows and head_dim 128, no rank variant: the rank counted by one MMA warp, a short loop at the
-// few tasks where shift splits): the launcher picks them for a split model.
 inline bool bwd_sm90_kernel_splits(int block_m, int head_dim, Schedule schedule) {
   if (head_dim == 128 && bwd_lagged_dq_enabled()) return false;
-  const bool shifted = schedule == Schedule::kShift || schedule == Schedule::kSymmetricShift;
-  if (block_m == 80 && head_dim == 128)
-    return bwd_sm90_producer_regs(block_m, head_dim) == 24 && (shifted || !bwd_sm90_dq2_for(schedule));
+  if (block_m == 80 && head_dim == 128) return bwd_sm90_producer_regs(block_m, head_dim) == 24 && !bwd_sm90_dq2_for(schedule);
   return true;
 }
 // The 80-row tile is the default for the schedules bwd_sm90_block_m names from this many rows and keys

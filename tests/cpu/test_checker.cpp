@@ -283,8 +283,8 @@ TEST(Checker, LastWaveSplitCoversEveryStepAndIsDeadlockFree) {
 // The plan itself: the tasks that do not fill a wave (all of them below 132; atomic only above), in
 // k = min(8, m, 132 / L) pieces, if 1 / k + 2 / m < 0.95. At the standard sweep: atomic at head_dim 64
 // (4096 tasks: 4 left, 8 pieces), nothing at head_dim 128 (68 left: no 2 pieces each fit the wave),
-// no ordered schedule. Nothing when the tasks fill whole waves or the mask is causal; shift only with
-// fewer tasks than SMs (ScheduleModelSplit.ShiftPiecesAreGroupMajor).
+// no ordered schedule. Nothing when the tasks fill whole waves, the mask is causal or the schedule
+// is shift.
 TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
   auto plan = [](int batch, int heads, int seqlen, bool causal, Schedule sc, int block_m = 64) {
     TileProblem p;
@@ -311,9 +311,8 @@ TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
   EXPECT_EQ(plan(1, 132, 128, false, Schedule::kAtomic).split_tasks, 0);              // one whole wave
   EXPECT_EQ(plan(1, 264, 128, false, Schedule::kAtomic).split_tasks, 0);              // two
   EXPECT_FALSE(plan(1, 8, 4096, true, Schedule::kDescending).split());                // causal
-  EXPECT_FALSE(plan(1, 8, 4096, false, Schedule::kShift).split());           // shift: 256 tasks >= 132
-  EXPECT_FALSE(plan(1, 8, 4096, false, Schedule::kSymmetricShift).split());  // (= shift on full)
-  EXPECT_FALSE(plan(1, 8, 1024, true, Schedule::kSymmetricShift).split());   // causal
+  EXPECT_FALSE(plan(1, 8, 4096, false, Schedule::kShift).split());                    // shift
+  EXPECT_FALSE(plan(1, 8, 4096, false, Schedule::kSymmetricShift).split());           // = shift on full
   for (Schedule sc : {Schedule::kSpt, Schedule::kDescending, Schedule::kAscending, Schedule::kAtomic}) {
     const ScheduleModel few = plan(1, 8, 1024, false, sc);  // 64 tasks: two pieces each
     EXPECT_EQ(few.split_tasks, 64);
@@ -340,58 +339,6 @@ TEST(ScheduleModelSplit, PlanFollowsTheLastWave) {
   sm.unit_steps(sm.num_units() - 1, &t0, &t1);
   EXPECT_EQ(t1, sm.m);
   EXPECT_EQ(t0, sm.piece_begin(sm.split_pieces - 1, sm.m));
-}
-
-// Shift's pieces (twenty-eighth session): with fewer tasks than SMs every task is split, numbered
-// group-major: the group_width units of one group and piece index are consecutive (the co-residency
-// whole groups need), pieces of one task in step order, each (task, piece) once; deadlock-free on
-// every grid from group_width CTAs to one per unit (check_schedule, both dispatches).
-TEST(ScheduleModelSplit, ShiftPiecesAreGroupMajor) {
-  struct Case { int batch, heads_q, heads_kv, seqlen, block_m, tasks, pieces; };
-  for (const Case& c : {Case{1, 8, 8, 1024, 64, 64, 2}, Case{1, 4, 4, 2048, 80, 64, 2}, Case{1, 2, 2, 4096, 80, 64, 2},
-                        Case{1, 32, 4, 1024, 80, 32, 4}, Case{2, 2, 2, 2048, 96, 64, 2}, Case{1, 2, 1, 1000, 64, 8, 8},
-                        Case{3, 3, 1, 700, 80, 18, 7}}) {
-    TileProblem p;
-    p.batch = c.batch;
-    p.heads_q = c.heads_q;
-    p.heads_kv = c.heads_kv;
-    p.seqlen_q = p.seqlen_k = c.seqlen;
-    p.block_m = c.block_m;
-    p.block_n = 128;
-    for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift}) {  // (symmetric shift on a full mask = shift)
-      const ScheduleModel sm = ScheduleModel::make(p, sc).with_last_wave_split();
-      const std::string what = std::string(schedule_name(sc)) + " " + std::to_string(c.batch) + "x" +
-                               std::to_string(c.heads_q) + "/" + std::to_string(c.heads_kv) + " s" +
-                               std::to_string(c.seqlen) + " bm" + std::to_string(c.block_m);
-      ASSERT_EQ(sm.num_tasks(), c.tasks) << what;
-      ASSERT_TRUE(sm.split()) << what;
-      EXPECT_EQ(sm.split_tasks, c.tasks) << what;
-      EXPECT_EQ(sm.split_pieces, c.pieces) << what;
-      EXPECT_EQ(sm.first_split_task(), 0) << what;
-      EXPECT_EQ(sm.group_width, sm.tasks_per_head) << what << " (one group per head at these sizes)";
-      const int W = sm.group_width;
-      std::vector<int> seen(static_cast<size_t>(sm.num_tasks()) * sm.split_pieces, 0);
-      for (int u = 0; u < sm.num_units(); ++u) {
-        const int task = sm.unit_task(u), piece = sm.unit_piece(u);
-        ASSERT_GE(piece, 0) << what;
-        ASSERT_LT(piece, sm.split_pieces) << what;
-        // The block of W units u belongs to: one group (W consecutive tasks of one head), one piece.
-        const int first = u / W * W;
-        EXPECT_EQ(sm.unit_piece(first), piece) << what << " unit " << u;
-        EXPECT_EQ(sm.task_head(sm.unit_task(first)), sm.task_head(task)) << what << " unit " << u;
-        EXPECT_EQ(sm.unit_task(first) / W, task / W) << what << " unit " << u;
-        EXPECT_EQ(sm.unit_part(u), task * sm.split_pieces + piece) << what;
-        ++seen[static_cast<size_t>(task) * sm.split_pieces + piece];
-        if (piece > 0) {  // piece p - 1 of the same task: the block before
-          EXPECT_EQ(sm.unit_task(u - W), task) << what << " unit " << u;
-          EXPECT_EQ(sm.unit_piece(u - W), piece - 1) << what << " unit " << u;
-        }
-      }
-      for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << what << " (task, piece) " << i;
-      const CheckResult r = check_schedule(sm, 0);
-      EXPECT_TRUE(r.ok) << what << ": " << r.error;
-    }
-  }
 }
 
 TEST(Checker, DetectsABrokenModel) {
