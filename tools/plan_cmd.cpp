@@ -304,7 +304,8 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
     std::printf(" (measured rule: on %s masks of %s %d KV tiles of >= 128 keys%s %s runs faster on the H200\n"
                 "than the model says; the model has it %.1f%% behind %s; docs/schedules.md \"%s\")",
                 p.causal ? "causal" : "full", p.causal ? "<=" : ">=",
-                p.causal ? plan::spt_short_causal_tiles(cost.post_poll) : plan::kSptLongFullTiles,
+                p.causal ? plan::spt_short_causal_tiles(cost.post_poll)
+                         : rec == Schedule::kShift ? plan::kShiftLongFullTilesHd64 : plan::kSptLongFullTiles,
                 rec == Schedule::kShift ? " at head_dim 64" : "", dash::schedule_name(rec),
                 100.0 * (best->makespan / model_row->makespan - 1.0), dash::schedule_name(model_pick),
                 p.causal ? "Short causal masks" : "Long full masks");

@@ -86,8 +86,9 @@ Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post
   if (head_dim == 128 && shift_full_tiles_hd128 > 0 && prob.n_tiles() >= shift_full_tiles_hd128) return Schedule::kShift;
   if (head_dim == 128 && prob.n_tiles() >= kAscendingFullTilesHd128 && prob.n_tiles() < kAscendingFullTilesHd128End)
     return Schedule::kAscending;
+  if (head_dim == kShiftLongFullHeadDim && prob.n_tiles() >= kShiftLongFullTilesHd64) return Schedule::kShift;
   if (prob.n_tiles() < kSptLongFullTiles) return Schedule::kAuto;
-  return head_dim == kShiftLongFullHeadDim ? Schedule::kShift : Schedule::kSpt;
+  return Schedule::kSpt;
 }
 
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim, bool post_poll,
@@ -118,8 +119,10 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
   if (rule != older) candidates.push_back({rule, kShiftLongFull128ModelGap});
   if (older != Schedule::kAuto) {
     candidates.push_back({older, kSptLongFullModelGap});
-    // spt: the fallback of the head_dim 64 shift rule (the other rules' alternative is the model's pick).
-    if (older == Schedule::kShift) candidates.push_back({Schedule::kSpt, kSptLongFullModelGap});
+    // spt: the fallback of the head_dim 64 shift rule where the spt rule held before it (from
+    // kSptLongFullTiles; below, as for the other rules, the alternative is the model's pick).
+    if (older == Schedule::kShift && prob.n_tiles() >= kSptLongFullTiles)
+      candidates.push_back({Schedule::kSpt, kSptLongFullModelGap});
   }
   for (const Candidate& c : candidates)
     if (c.schedule == pick || model_ms(c.schedule) <= model_ms(pick) * (1.0 + c.gap)) return c.schedule;

@@ -109,6 +109,12 @@ constexpr int spt_short_causal_tiles(bool post_poll) {
 // applies there as before.
 constexpr int kShiftLongFullHeadDim = 64;
 constexpr double kShiftLongFullModelGap = 0.03;
+// Its reach at head_dim 64 (twenty-eighth session): from this many KV tiles per head (8192 keys),
+// not kSptLongFullTiles. At hdim 64 full 8192 shift ran in 0.2-4.9% less time than descending (the
+// model's pick there) in the last four peers runs (H200 s25 / s26 / s28, H100 s27: descending /
+// shift time 1.002, 1.008, 1.051, 1.039; docs/perf.md v29 item 4), where the model has shift 2.7%
+// behind; at 4096 the runs split both ways (0.969-1.017), so the rule stops at 8192.
+constexpr int kShiftLongFullTilesHd64 = 64;
 static_assert(kSptLongFullModelGap == kSptShortCausalModelGap && kSptLongFullModelGap == kShiftLongFullModelGap,
               "recommend_from applies one tolerance to the three measured rules");
 // The long-full-mask rule at head_dim 128 (docs/schedules.md "Long full masks at head_dim 128: the

@@ -253,7 +253,8 @@ CostModel rule_cost(int hdim, int block_n) {
 
 // The measured rule on top of the model (plan::kSptLongFullTiles, docs/schedules.md "Long full
 // masks"): on full masks of >= 128 KV tiles of >= 128 keys, spt at head_dim 128 and shift at
-// head_dim 64 (plan::kShiftLongFullHeadDim) when the model has it within 3%; nowhere else. The
+// head_dim 64 (plan::kShiftLongFullHeadDim; from 64 tiles, kShiftLongFullTilesHd64) when the model
+// has it within 3%; nowhere else. The
 // standard sweep's shapes with the sm90 kernel's tiles and rates.
 TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
   auto problem = [](int hdim, int seqlen, bool causal, int block_n) {
@@ -279,9 +280,26 @@ TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
       const auto r = plan::plan_all(full16k, CostModel::for_shape(hdim, 64, 128, old), 132, Dispatch::kDynamic);
       EXPECT_EQ(plan::recommend_from(r, full16k, hdim), Schedule::kSpt);
     }
-    // Not at 8192 (64 tiles: descending / ascending measured best), not causal, not the sm80 tiles.
-    for (const TileProblem& p : {problem(hdim, 8192, false, 128), problem(hdim, 16384, true, 128),
-                                 problem(hdim, 16384, false, 64)}) {
+    // At 8192 (64 tiles) only head_dim 64's shift rule (plan::kShiftLongFullTilesHd64: shift led
+    // descending there in the last four peers runs), and without the spt fallback below 128 tiles: the
+    // old kernels' model (shift far behind) keeps its own pick there.
+    {
+      const TileProblem full8k = problem(hdim, 8192, false, 128);
+      const auto r = plan::plan_all(full8k, rule_cost(hdim, 128), 132, Dispatch::kDynamic);
+      EXPECT_EQ(plan::recommend_from(r, full8k, hdim), hdim == 64 ? Schedule::kShift : plan::recommend_from(r))
+          << "hdim " << hdim << " full 8192";
+      if (hdim == 64) {
+        CostParams old = CostParams::for_tiles(64, 128);
+        old.order_penalty_closed = old.order_penalty_closed_sym = -1.0;
+        const auto ro = plan::plan_all(full8k, CostModel::for_shape(hdim, 64, 128, old), 132, Dispatch::kDynamic);
+        EXPECT_EQ(plan::recommend_from(ro, full8k, hdim), plan::recommend_from(ro)) << "old kernels, full 8192";
+        const TileProblem full4k = problem(hdim, 4096, false, 128);
+        const auto r4 = plan::plan_all(full4k, rule_cost(hdim, 128), 132, Dispatch::kDynamic);
+        EXPECT_EQ(plan::recommend_from(r4, full4k, hdim), plan::recommend_from(r4)) << "full 4096: no rule";
+      }
+    }
+    // Not causal, not the sm80 tiles.
+    for (const TileProblem& p : {problem(hdim, 16384, true, 128), problem(hdim, 16384, false, 64)}) {
       const auto r = plan::plan_all(p, rule_cost(hdim, p.block_n), 132, Dispatch::kDynamic);
       EXPECT_EQ(plan::recommend_from(r, p, hdim), plan::recommend_from(r))
           << "hdim " << hdim << " seqlen " << p.seqlen_k << (p.causal ? " causal" : " full") << " block_n " << p.block_n;
