@@ -197,13 +197,20 @@ DATA = {
     "3eca68b": dict(peers_log=None,
                     peers_json=["docs/data/s26-h200/next58-peers/peers.json"],
                     bench=[]),
+    # The gpu-next69.sh run (twenty-eighth session, 6753141: the kernels with the last-wave split, the
+    # host path read once per call). Peers (one process, 3 rounds) and `dash-attn bench` (auto's rows
+    # only: bench_every_schedule's summary); scored, not fitted on. (The split is off in the model
+    # here as for every recorded sweep: at the standard sweep it splits only atomic at hdim 64.)
+    "6753141": dict(peers_log=None,
+                    peers_json=["docs/data/s28-h200/next69-peers/peers.json"],
+                    bench=[]),
 }
 # The kernels with the two-buffer shift at hdim 128 (a72dbe9 on): the built-in rule applies.
-DQ2_DATA = {"a72dbe9", "3eca68b"}
+DQ2_DATA = {"a72dbe9", "3eca68b", "6753141"}
 # The kernels whose postprocess polls (PDL and DASH_BWD_POST_POLL on by default, from e29ccbd): the
 # built-in set's post_poll applies. The other data sets are scored with post_poll=0 (the same
 # postprocess rate, after the main kernel), as the C++ Calibration tests score the older sweeps.
-POLL_DATA = {"e29ccbd", "b016d55", "a72dbe9", "3eca68b"}
+POLL_DATA = {"e29ccbd", "b016d55", "a72dbe9", "3eca68b", "6753141"}
 
 
 # The data sets before a72dbe9 ran full-mask shift with one dQ staging buffer at 80 rows (hdim 128): scored
