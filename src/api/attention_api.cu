@@ -585,8 +585,6 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // pointers and strides (check_tensors above); not with the repack draft, whose preprocess also
   // packs Q / dO.
   p.pre_vec = p.q_pack == nullptr && kernels::env_not_zero("DASH_BWD_PRE_VEC");
-  // A side's first Q / dO before its K / V in the sm90 loader (draft: DASH_BWD_QDO_FIRST=1).
-  p.qdo_first = kernels::env_set_to_one("DASH_BWD_QDO_FIRST");
 
   {  // dq_accum needs no zeroing when each tile's first contribution is stored (p.dq_first_store);
      // with p.pdl the rest (semaphores, task counter, mailboxes) is zeroed by the preprocess.

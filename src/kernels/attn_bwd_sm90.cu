@@ -738,7 +738,7 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
   int side_use = 0, step_use = 0;
   // The unit's step range, kept in shared memory (volatile: stored here, read at each side's top;
   // one thread): kept live across the side loop, it spilled at 40 registers.
-  __shared__ int s_range[3];  // [t0, t1) and the side's KV tile
+  __shared__ int s_range[2];
   volatile int* range = s_range;
 #pragma unroll 1
   for (int it = 0;; ++it) {
@@ -751,43 +751,22 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
 #pragma unroll 1
     for (int side = 0; side < M.num_sides(slot); ++side, ++side_use) {
       const int j = M.kv_tile(slot, side);
-      // p.qdo_first (DASH_BWD_QDO_FIRST): the side's first Q / dO load is issued before the side's
-      // K / V, which wait for the previous side's last step to retire (kv_empty, one K / V buffer);
-      // that Q / dO stage was free one step earlier (qdo_empty: step use - 2), so at the side
-      // boundary only K / V are still in flight. No new wait: qdo_empty of the side's first use
-      // and do_empty depend only on earlier uses, all of sides whose K / V are issued. Loads only
-      // move: the same bits.
+      sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
+      load_kv<D, BM>(tm_k, tm_v, smem, bars, j, hk, b);
       // Program order (schedule.h): for step, for query head of the group. A piece of a split
       // task: its steps [t0, t1) of side 0 (its only side).
       const int nsteps = min(range[1], M.num_steps(slot, side));
-      auto unit = [&](int i, int g) {
+#pragma unroll 1
+      for (int t = range[0]; t < nsteps; ++t) {
+       const int i = M.visit(slot, side, t);
+#pragma unroll 1
+       for (int g = 0; g < G; ++g, ++step_use) {
         const int hq = hk * G + g;
         const int st = step_use & 1;
         sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
-        // (opaque: hoisted out of the loops, the 64-bit offset's pieces spilled 4 B)
-        load_qdo<D, BM>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b, [&] {
-          return ((int64_t)b * opaque_int(tp.heads_q) + hq) * opaque_int(p.seqlen_q_pad) + (int64_t)i * BM;
-        });
-        ++step_use;
-      };
-      // (j and the flag through shared memory / the parameters: kept live across the first unit's
-      // issue, the 40-register loader spilled 4-12 B.)
-      range[2] = j;
-      int t = range[0];
-      if (p.qdo_first && t < nsteps) unit(M.visit(slot, side, t), 0);
-      sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
-      load_kv<D, BM>(tm_k, tm_v, smem, bars, range[2], hk, b);
-      if (p.qdo_first && t < nsteps) {  // the rest of the first step's query heads
-        const int i = M.visit(slot, side, t);
-#pragma unroll 1
-        for (int g = 1; g < G; ++g) unit(i, g);
-        ++t;
-      }
-#pragma unroll 1
-      for (; t < nsteps; ++t) {
-       const int i = M.visit(slot, side, t);
-#pragma unroll 1
-       for (int g = 0; g < G; ++g) unit(i, g);
+        load_qdo<D, BM>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b,
+                        [&] { return ((int64_t)b * tp.heads_q + hq) * p.seqlen_q_pad + (int64_t)i * BM; });
+       }
       }
     }
   }
@@ -807,38 +786,7 @@ struct LoaderState {
   int it, side_use, step_use;  // task ring index, K/V side uses, Q/dO stage uses
   int slot, b, hk, side, nsides, t, nsteps, i, g;
   int t0, t1;  // the unit's steps (TaskRef)
-  int j, resume;  // the side's KV tile; its first step's first unit already issued (p.qdo_first)
 };
-// The side's K / V (the lean loader; side_use already counts this side).
-template <int D, int BM, bool kDq2>
-__device__ __forceinline__ void lean_issue_kv(const CUtensorMap* tm_k, const CUtensorMap* tm_v, uint8_t* smem,
-                                              Sm90BwdBars& bars, volatile LoaderState* s) {
-  sm90::mbar_wait(&bars.kv_empty, ((s->side_use - 1) & 1) ^ 1);
-  load_kv<D, BM, kDq2>(tm_k, tm_v, smem, bars, s->j, s->hk, s->b);
-}
-// One Q / dO unit of the lean loader: query head s->g of the group at Q tile s->i (then s->g and
-// s->step_use advance); false, issuing nothing, once the group's heads are done.
-template <int D, int BM, bool kDq2>
-__device__ __forceinline__ bool lean_unit(const CUtensorMap* tm_q, const CUtensorMap* tm_do, const BwdKernelParams& p,
-                                          uint8_t* smem, Sm90BwdBars& bars, volatile LoaderState* s) {
-  const ScheduleModel M = fixed_tiles<BM>(p.model);
-  const int G = opaque_int(M.p.heads_q) / opaque_int(M.p.heads_kv);
-  const int g = s->g;
-  if (g >= G) return false;
-  s->g = g + 1;
-  const int step_use = s->step_use;
-  s->step_use = step_use + 1;
-  const int hq = s->hk * G + g, i = s->i, b = s->b;
-  const int st = step_use & 1;
-  sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
-  load_qdo<D, BM, kDq2>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b, [&] {
-    return ((int64_t)b * opaque_int(M.p.heads_q) + hq) * opaque_int(p.seqlen_q_pad) + (int64_t)i * BM;
-  });
-  // kDq2: the step's dO, its coordinates read back from the state (kept live across the Q
-  // issue above, at 24 registers one value spilled).
-  if constexpr (kDq2) load_do<D, BM>(tm_do, smem, bars, s->step_use - 1, s->i, s->hk * G + s->g - 1, s->b);
-  return true;
-}
 template <int D, int BM, bool kDq2 = false>
 __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUtensorMap* tm_k, const CUtensorMap* tm_v,
                                               const CUtensorMap* tm_do, const BwdKernelParams& p, uint8_t* smem,
@@ -875,30 +823,37 @@ __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUt
         s->side_use = side_use + 1;
         const int j = M.kv_tile(s->slot, s->side);
         s->nsteps = min(s->t1, M.num_steps(s->slot, s->side));
-        s->j = j;
+        sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
+        load_kv<D, BM, kDq2>(tm_k, tm_v, smem, bars, j, s->hk, s->b);
         s->t = s->t0;
-        // p.qdo_first: the side's first unit before its K / V (producer() says why).
-        const bool first = p.qdo_first && s->t < s->nsteps;
-        s->resume = first;
-        if (first) {
-          s->i = M.visit(s->slot, s->side, s->t);
-          s->g = 0;
-          lean_unit<D, BM, kDq2>(tm_q, tm_do, p, smem, bars, s);
-        }
-        lean_issue_kv<D, BM, kDq2>(tm_k, tm_v, smem, bars, s);
       }
       // Program order (schedule.h): for step, for query head of the group.
 #pragma unroll 1
       for (; s->t < s->nsteps; s->t = s->t + 1) {
-        if (s->resume) {
-          s->resume = 0;  // the first step: its remaining query heads
-        } else {
+        {
           const ScheduleModel M = fixed_tiles<BM>(p.model);
           s->i = M.visit(s->slot, s->side, s->t);
           s->g = 0;
         }
 #pragma unroll 1
-        while (lean_unit<D, BM, kDq2>(tm_q, tm_do, p, smem, bars, s)) {
+        for (;;) {
+          const ScheduleModel M = fixed_tiles<BM>(p.model);
+          const int G = opaque_int(M.p.heads_q) / opaque_int(M.p.heads_kv);
+          const int g = s->g;
+          if (g >= G) break;
+          s->g = g + 1;
+          const int step_use = s->step_use;
+          s->step_use = step_use + 1;
+          const int hq = s->hk * G + g, i = s->i, b = s->b;
+          const int st = step_use & 1;
+          sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
+          load_qdo<D, BM, kDq2>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b, [&] {
+            return ((int64_t)b * opaque_int(M.p.heads_q) + hq) * opaque_int(p.seqlen_q_pad) + (int64_t)i * BM;
+          });
+          // kDq2: the step's dO, its coordinates read back from the state (kept live across the Q
+          // issue above, at 24 registers one value spilled).
+          if constexpr (kDq2)
+            load_do<D, BM>(tm_do, smem, bars, s->step_use - 1, s->i, s->hk * G + s->g - 1, s->b);
         }
       }
     }

@@ -133,9 +133,6 @@ struct BwdKernelParams {
   // summation order of D = rowsum(dO * O) than the scalar kernel's, so other (equally
   // reproducible) bits.
   int pre_vec;
-  // The sm90 loader issues a side's first Q / dO before the side's K / V (DASH_BWD_QDO_FIRST=1;
-  // attn_bwd_sm90.cu, producer): the same loads in another order, the same bits.
-  int qdo_first;
 };
 
 inline constexpr int kDefaultTakeAhead = 1;

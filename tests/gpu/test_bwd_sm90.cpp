@@ -1564,28 +1564,6 @@ TEST(BwdSm90Producer24, AtomicModeAccurate) {
   expect_atomic_accurate_with({"DASH_BWD_SM90_PRODUCER24"}, 8800, 24);
 }
 
-// DASH_BWD_QDO_FIRST=1 (draft): the loader issues each side's first Q / dO before the side's K / V
-// (attn_bwd_sm90.cu, producer and producer_lean). Loads only move: the same bits, on the 40-register
-// loader (64-row tiles), the 24-register one (80-row tiles) with one and with two dQ staging buffers
-// (the single-dO-stage loads), across schedules, grids (the last-wave split's pieces at grid 0) and
-// sides of no steps (seqlen_k < seqlen_q causal); atomic mode as accurate.
-TEST(BwdSm90QdoFirst, BitwiseEqualToTheDefaultPath) {
-  REQUIRE_SM90();
-  expect_switch_keeps_bits("DASH_BWD_QDO_FIRST", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 12100);
-}
-TEST(BwdSm90QdoFirst, EightyRowTilesBitwiseEqualToTheDefaultPath) {
-  REQUIRE_SM90();
-  ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", "80");
-  for (const char* dq2 : {"0", "1"}) {
-    ScopedEnv two("DASH_BWD_SM90_DQ2", dq2);
-    expect_switch_keeps_bits("DASH_BWD_QDO_FIRST", {{DType::kBF16, 128}}, 12150);
-  }
-}
-TEST(BwdSm90QdoFirst, AtomicModeAccurate) {
-  REQUIRE_SM90();
-  expect_atomic_accurate_with({"DASH_BWD_QDO_FIRST"}, 12200);
-}
-
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
 // GEMM is issued one step later and the warpgroups synchronise on mbarriers instead of a named
 // barrier: the same GEMMs on the same operands, so the same bits. Experiment-gated.
