@@ -48,6 +48,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
+#include <vector>
 
 #include <cuda.h>
 #include <cuda/ptx>
@@ -57,6 +58,7 @@
 #include "api/tma_desc.h"
 #include "kernels/dispatch.cuh"
 #include "kernels/kernel_params.h"
+#include "kernels/sm90/bwd_trace.cuh"
 #include "kernels/sm90/fragment.cuh"
 #include "kernels/sm90/smem_desc.cuh"
 #include "kernels/sm90/swizzle.cuh"
@@ -1281,7 +1283,10 @@ __global__ void __launch_bounds__(kThreads, 1)
         release_published_task(bars, it);
       }
       const int key_row0 = j * kBN + key_local;
+      DASH_BWD_TRACE_MARK(mma_thread0(), side_use, 0);
+      DASH_BWD_TRACE_META(mma_thread0(), side_use, j, nsteps - tb, bh);
       sm90::mbar_wait(&bars.kv_full, side_use & 1);
+      DASH_BWD_TRACE_MARK(mma_thread0(), side_use, 1);
       // kv_near_end: one arrival per task, in its last side (also a side of no steps), only when
       // the taker waits on it (takes_ahead); the taker counts tasks (see task_taker's NOTES).
       const bool last_side = side == M.num_sides(slot) - 1;
@@ -1622,6 +1627,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
       // K/V of this side are no longer read (the last step waited for all its wgmma).
+      DASH_BWD_TRACE_MARK(mma_thread0(), side_use, 3);
       cuda::ptx::mbarrier_arrive(&bars.kv_empty);  // every MMA thread (kMmaArrivals)
 
       // A piece of a split task: dK / dV become the task's sums of partials, or this piece is not
@@ -1646,6 +1652,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           *reinterpret_cast<V2*>(dv_base + (int64_t)key * p.dv.ss + c) = Vec2<T>::make(dv[4 * n + 2 * h], dv[4 * n + 2 * h + 1]);
         }
       }
+      DASH_BWD_TRACE_MARK(mma_thread0(), side_use, 4);
     }
   }
   // Tell the writer to exit after its last tile (it stays resident until that reduce completed);
@@ -1695,14 +1702,57 @@ cudaError_t launch_kernel(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 b
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 
+#ifdef DASH_BWD_TRACE
+// DASH_BWD_TRACE builds (sm90/bwd_trace.cuh): the stamps cleared before each main launch and, with
+// DASH_BWD_TRACE_FILE set, written after it (the call then waits for the kernel): one CSV line
+// per side that ran, "cta,side,t0,t1,t2,t3,t4,j,steps,head" (ns; 0 = not reached), after a
+// header line with the launch's grid and tile sizes. The file holds the last launch's sides.
+cudaError_t trace_clear(cudaStream_t stream) {
+  void* buf = nullptr;
+  cudaError_t err = cudaGetSymbolAddress(&buf, bwd_trace::g_buf);
+  if (err != cudaSuccess) return err;
+  return cudaMemsetAsync(buf, 0, sizeof(bwd_trace::g_buf), stream);
+}
+cudaError_t trace_write(const BwdKernelParams& p, int num_ctas, cudaStream_t stream) {
+  const char* path = std::getenv("DASH_BWD_TRACE_FILE");
+  if (path == nullptr || *path == 0) return cudaSuccess;
+  std::vector<unsigned long long> h(sizeof(bwd_trace::g_buf) / sizeof(unsigned long long));
+  cudaError_t err = cudaStreamSynchronize(stream);
+  if (err == cudaSuccess) err = cudaMemcpyFromSymbol(h.data(), bwd_trace::g_buf, sizeof(bwd_trace::g_buf));
+  if (err != cudaSuccess) return err;
+  FILE* f = std::fopen(path, "w");
+  if (f == nullptr) return cudaSuccess;  // a diagnostic: no file, no trace
+  std::fprintf(f, "# grid %d block_m %d block_n %d batch %d heads_q %d heads_kv %d seqlen_q %d seqlen_k %d causal %d\n",
+               num_ctas, p.model.p.block_m, p.model.p.block_n, p.model.p.batch, p.model.p.heads_q, p.model.p.heads_kv,
+               p.model.p.seqlen_q, p.model.p.seqlen_k, p.model.p.causal ? 1 : 0);
+  std::fprintf(f, "cta,side,t0,t1,t2,t3,t4,j,steps,head\n");
+  for (int c = 0; c < bwd_trace::kCtas; ++c)
+    for (int sd = 0; sd < bwd_trace::kSides; ++sd) {
+      const unsigned long long* e = &h[(static_cast<size_t>(c) * bwd_trace::kSides + sd) * bwd_trace::kEvents];
+      if (e[0] == 0) continue;
+      std::fprintf(f, "%d,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", c, sd, e[0], e[1], e[2], e[3], e[4],
+                   (e[5] >> 16) & 0xffff, e[5] & 0xffff, e[5] >> 32);
+    }
+  std::fclose(f);
+  return cudaSuccess;
+}
+#endif
+
 template <typename T, int D, bool kCausal, bool kLag, int BM = kBM, bool kLean = false, bool kSplit = false, int kWRank = 0,
           bool kDq2 = false, bool kDq2EarlyDv = false>
 cudaError_t launch_main(const BwdKernelParams& p, const BwdSm90Maps& maps, int num_ctas, cudaStream_t stream) {
   cudaError_t err = set_smem_attr<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2, kDq2EarlyDv>();
   if (err != cudaSuccess) return err;
-  return launch_kernel(p.pdl != 0, attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2, kDq2EarlyDv>,
-                       dim3(num_ctas), dim3(kThreads), Sm90BwdSmem<D, BM, kDq2>::kDynamicBytes, stream, maps.q, maps.k,
-                       maps.v, maps.dout, p);
+#ifdef DASH_BWD_TRACE
+  if ((err = trace_clear(stream)) != cudaSuccess) return err;
+#endif
+  err = launch_kernel(p.pdl != 0, attn_bwd_sm90_main<T, D, kCausal, kLag, BM, kLean, kSplit, kWRank, kDq2, kDq2EarlyDv>,
+                      dim3(num_ctas), dim3(kThreads), Sm90BwdSmem<D, BM, kDq2>::kDynamicBytes, stream, maps.q, maps.k,
+                      maps.v, maps.dout, p);
+#ifdef DASH_BWD_TRACE
+  if (err == cudaSuccess) err = trace_write(p, num_ctas, stream);
+#endif
+  return err;
 }
 
 // The lagged and kLean variants have the same shared memory (kLean: 48 static bytes more, far
