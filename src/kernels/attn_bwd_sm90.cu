@@ -205,6 +205,33 @@ struct Sm90BwdBars {
   uint64_t do_empty;       // kDq2 only: every MMA thread: the step's dV GEMM (dO's last reader) retired
 };
 
+// Two values rounded to T and packed into one 32-bit word (Vec2<T>, low half first).
+template <typename T>
+__device__ __forceinline__ uint32_t pack_vec2(float a, float b) {
+  const typename Vec2<T>::type v = Vec2<T>::make(a, b);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+// 4 x 4 transpose of 32-bit words across the four lanes of a quad (lane q = lane % 4): in, lane q
+// holds row q; out, column q (a[m] = lane m's a[q] on entry). Two butterfly rounds: the off-diagonal
+// 2 x 2 blocks swap (xor 2), then each block's off-diagonal words (xor 1). Every lane of the warp
+// must call it (full-mask shuffles).
+__device__ __forceinline__ void quad_transpose(uint32_t (&a)[4], int q) {
+  {
+    const bool hi = (q & 2) != 0;
+    uint32_t s0 = hi ? a[0] : a[2], s1 = hi ? a[1] : a[3];
+    s0 = __shfl_xor_sync(0xffffffffu, s0, 2);
+    s1 = __shfl_xor_sync(0xffffffffu, s1, 2);
+    if (hi) { a[0] = s0; a[1] = s1; } else { a[2] = s0; a[3] = s1; }
+  }
+  {
+    const bool odd = (q & 1) != 0;
+    uint32_t s0 = odd ? a[0] : a[1], s1 = odd ? a[2] : a[3];
+    s0 = __shfl_xor_sync(0xffffffffu, s0, 1);
+    s1 = __shfl_xor_sync(0xffffffffu, s1, 1);
+    if (odd) { a[0] = s0; a[2] = s1; } else { a[1] = s0; a[3] = s1; }
+  }
+}
+
 // The semaphore of dQ tile (batch b, query head hq, Q tile i) in p.dq_sem: for the writers and the
 // postprocess.
 __device__ __forceinline__ int64_t dq_sem_index(const ScheduleModel& M, int b, int hq, int i) {
@@ -531,6 +558,11 @@ __device__ __forceinline__ uint32_t opaque(uint32_t x) {
   return x;
 }
 __device__ __forceinline__ int opaque_int(int x) { return static_cast<int>(opaque(static_cast<uint32_t>(x))); }
+__device__ __forceinline__ int64_t opaque_i64(int64_t x) {
+  const uint64_t u = static_cast<uint64_t>(x);
+  return static_cast<int64_t>((static_cast<uint64_t>(opaque(static_cast<uint32_t>(u >> 32))) << 32) |
+                              opaque(static_cast<uint32_t>(u)));
+}
 // The model with its run-time fields opaque (read here, in the loop that calls it): the 24-register
 // taker then recomputes what it derives from them (task counts, tile counts, the pieces' bounds)
 // where it is used instead of keeping it live across its loop, where it spilled.
@@ -1637,19 +1669,49 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (part >= 0 && !split_sum(dk, dv, part)) continue;
       }
       // Epilogue: dK *= scale; store the rows that exist (accumulator rows = keys, cols = hdim).
-      using V2 = typename Vec2<T>::type;
       T* dk_base = static_cast<T*>(p.dk.ptr) + b * p.dk.sb + hk * p.dk.sh;
       T* dv_base = static_cast<T*>(p.dv.ptr) + b * p.dv.sb + hk * p.dv.sh;
+      // A quad's four lanes hold a row's columns 8n + 2q, +1 (q = lane % 4); transposed across the
+      // quad, lane q holds columns 8n .. 8n + 7 of n = 4 k4 + q, stored with one 16-byte store where
+      // dK / dV allow it (p.dkv_vec16: 16-byte aligned pointers and strides), else four 4-byte ones.
+      // Without the transpose each warp store put 8 rows x 16 bytes, half of each 32-byte sector: the
+      // DASH_BWD_TRACE timeline had this epilogue at 5.1-6.7 us per side at head_dim 128 (next74).
+      // The same values: the same bits. (Row pointers from opaque copies of the strides, and one code
+      // path for both store widths: formed from the uniform parameters, or with a second path, the
+      // 80-row kernel kept more uniform values live across its loop and spilled 4-8 B.)
+      {
+        const bool vec16 = opaque_int(p.dkv_vec16) != 0;
+        const int64_t ssk = opaque_i64(p.dk.ss), ssv = opaque_i64(p.dv.ss);
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int key = key_row0 + 8 * h;
-        if (key >= tp.seqlen_k) continue;
+        for (int h = 0; h < 2; ++h) {
+          const int key = key_row0 + 8 * h;
+          const bool row_ok = key < tp.seqlen_k;  // (every lane shuffles; a missing row skips its stores)
+          T* krow = dk_base + key * ssk + 8 * quad;
+          T* vrow = dv_base + key * ssv + 8 * quad;
 #pragma unroll
-        for (int n = 0; n < D / 8; ++n) {
-          const int c = 8 * n + 2 * quad;
-          *reinterpret_cast<V2*>(dk_base + (int64_t)key * p.dk.ss + c) =
-              Vec2<T>::make(dk[4 * n + 2 * h] * p.scale, dk[4 * n + 2 * h + 1] * p.scale);
-          *reinterpret_cast<V2*>(dv_base + (int64_t)key * p.dv.ss + c) = Vec2<T>::make(dv[4 * n + 2 * h], dv[4 * n + 2 * h + 1]);
+          for (int k4 = 0; k4 < D / 32; ++k4) {
+            uint32_t wk[4], wv[4];
+#pragma unroll
+            for (int m = 0; m < 4; ++m) {
+              const int n = 4 * k4 + m;
+              wk[m] = pack_vec2<T>(dk[4 * n + 2 * h] * p.scale, dk[4 * n + 2 * h + 1] * p.scale);
+              wv[m] = pack_vec2<T>(dv[4 * n + 2 * h], dv[4 * n + 2 * h + 1]);
+            }
+            quad_transpose(wk, quad);
+            quad_transpose(wv, quad);
+            if (row_ok) {
+              if (vec16) {
+                *reinterpret_cast<uint4*>(krow + 32 * k4) = make_uint4(wk[0], wk[1], wk[2], wk[3]);
+                *reinterpret_cast<uint4*>(vrow + 32 * k4) = make_uint4(wv[0], wv[1], wv[2], wv[3]);
+              } else {
+#pragma unroll
+                for (int m = 0; m < 4; ++m) {
+                  *reinterpret_cast<uint32_t*>(krow + 32 * k4 + 2 * m) = wk[m];
+                  *reinterpret_cast<uint32_t*>(vrow + 32 * k4 + 2 * m) = wv[m];
+                }
+              }
+            }
+          }
         }
       }
       DASH_BWD_TRACE_MARK(mma_thread0(), side_use, 4);

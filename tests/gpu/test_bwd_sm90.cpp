@@ -1564,6 +1564,25 @@ TEST(BwdSm90Producer24, AtomicModeAccurate) {
   expect_atomic_accurate_with({"DASH_BWD_SM90_PRODUCER24"}, 8800, 24);
 }
 
+// The dK / dV epilogue transposes each quad's words and stores 16 bytes per lane (the default;
+// DASH_BWD_DKV_VEC=0: the same transposed words as four 4-byte stores). The same values either way:
+// the same bits, on the 64-row and tall kernels, both head dims and dtypes, every schedule, rows
+// past seqlen_k (113, 1000, 700, 333 keys) skipped; the sm90 kernel ran and every element was
+// written (poisoned before each run). Atomic mode accurate with either.
+TEST(BwdSm90DkvVec, BitwiseEqualToFourByteStores) {
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_DKV_VEC",
+                           {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}, {DType::kFP16, 64}}, 12300, "0");
+}
+TEST(BwdSm90DkvVec, EightyRowTilesBitwiseEqualToFourByteStores) {
+  REQUIRE_SM90();
+  ScopedEnv bm("DASH_BWD_SM90_BLOCK_M", "80");
+  for (const char* dq2 : {"0", "1"}) {
+    ScopedEnv two("DASH_BWD_SM90_DQ2", dq2);
+    expect_switch_keeps_bits("DASH_BWD_DKV_VEC", {{DType::kBF16, 128}}, 12350, "0");
+  }
+}
+
 // DASH_BWD_LAGGED_DQ=1 (draft, docs/bwd-sm90.md "Lagged-dQ draft"; head_dim 128): each step's dQ
 // GEMM is issued one step later and the warpgroups synchronise on mbarriers instead of a named
 // barrier: the same GEMMs on the same operands, so the same bits. Experiment-gated.
