@@ -3,15 +3,16 @@
 (t1 - t0), its step loop (t3 - t1, per step), the dK / dV epilogue (t4 - t3) and the gap to the CTA's next
 side (next t0 - t4); per CTA, its first start and last end against the kernel's span (the tail).
 
-    python3 scripts/bwd_trace.py trace.csv [more.csv ...]
+    python3 scripts/bwd_trace.py trace.csv [more.csv.gz ...]      (gzipped traces too: docs/data keeps them so)
 """
+import gzip
 import statistics
 import sys
 
 
 def load(path):
     head, rows = "", []
-    with open(path) as f:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         for line in f:
             if line.startswith("#"):
                 head = line[1:].strip()
