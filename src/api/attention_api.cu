@@ -585,13 +585,9 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // pointers and strides (check_tensors above); not with the repack draft, whose preprocess also
   // packs Q / dO.
   p.pre_vec = p.q_pack == nullptr && kernels::env_not_zero("DASH_BWD_PRE_VEC");
-  {  // 16-byte dK / dV stores in the sm90 epilogue (DASH_BWD_DKV_VEC=0: 4-byte ones): every row start
-     // 16-byte aligned (element strides multiples of 8, the last dim contiguous by the API's layout).
-    auto al16 = [](const void* ptr, const Strides3& st) {
-      return reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && st.batch % 8 == 0 && st.seq % 8 == 0 && st.head % 8 == 0;
-    };
-    p.dkv_vec16 = kernels::env_not_zero("DASH_BWD_DKV_VEC") && al16(a.dk, a.dk_stride) && al16(a.dv, a.dv_stride);
-  }
+  // 16-byte dK / dV stores in the sm90 epilogue (DASH_BWD_DKV_VEC=0: the same words 4 bytes at a
+  // time): every row start is 16-byte aligned, as check_tensors above requires of every tensor.
+  p.dkv_vec16 = kernels::env_not_zero("DASH_BWD_DKV_VEC");
 
   {  // dq_accum needs no zeroing when each tile's first contribution is stored (p.dq_first_store);
      // with p.pdl the rest (semaphores, task counter, mailboxes) is zeroed by the preprocess.

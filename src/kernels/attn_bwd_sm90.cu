@@ -48,7 +48,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <type_traits>
-#include <vector>
+#ifdef DASH_BWD_TRACE
+#include <vector>  // (trace_write)
+#endif
 
 #include <cuda.h>
 #include <cuda/ptx>
@@ -1672,8 +1674,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       T* dk_base = static_cast<T*>(p.dk.ptr) + b * p.dk.sb + hk * p.dk.sh;
       T* dv_base = static_cast<T*>(p.dv.ptr) + b * p.dv.sb + hk * p.dv.sh;
       // A quad's four lanes hold a row's columns 8n + 2q, +1 (q = lane % 4); transposed across the
-      // quad, lane q holds columns 8n .. 8n + 7 of n = 4 k4 + q, stored with one 16-byte store where
-      // dK / dV allow it (p.dkv_vec16: 16-byte aligned pointers and strides), else four 4-byte ones.
+      // quad, lane q holds columns 8n .. 8n + 7 of n = 4 k4 + q, stored with one 16-byte store
+      // (p.dkv_vec16, the default; the API requires 16-byte aligned rows), else four 4-byte ones.
       // Without the transpose each warp store put 8 rows x 16 bytes, half of each 32-byte sector: the
       // DASH_BWD_TRACE timeline had this epilogue at 5.1-6.7 us per side at head_dim 128 (next74).
       // The same values: the same bits. (Row pointers from opaque copies of the strides, and one code

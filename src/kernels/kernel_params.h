@@ -133,9 +133,9 @@ struct BwdKernelParams {
   // summation order of D = rowsum(dO * O) than the scalar kernel's, so other (equally
   // reproducible) bits.
   int pre_vec;
-  // The sm90 backward stores dK / dV 16 bytes per lane (a transpose across each quad first) where
-  // dK and dV allow it: both 16-byte aligned, pointers and strides (DASH_BWD_DKV_VEC=0: 4-byte
-  // stores). The same values either way.
+  // The sm90 backward stores dK / dV 16 bytes per lane (a transpose across each quad first; the API
+  // requires 16-byte aligned rows) unless DASH_BWD_DKV_VEC=0 (4-byte stores of the same words, for
+  // A/Bs). The same values either way.
   int dkv_vec16;
 };
 

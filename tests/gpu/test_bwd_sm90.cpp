@@ -611,6 +611,21 @@ TEST(BwdSm90D64CausalBm80, AccurateAndBitwiseReproducible) {
   EXPECT_EQ(info.block_m, kernels::kBwdSm90BlockM);
 }
 
+// The 80-row tile with a variant switched on (by the caller's scope): it ran with `bufs` dQ staging
+// buffers (info returned for the caller's own checks), its gradients are accurate against float64
+// and, for the deterministic schedules, bit for bit `base` (the run the variant must not change)
+// over reruns, grids 64 / 31 and both dispatches. Shared by the two-buffer tests below.
+void expect_tall_variant_matches(Problem& pr, const AttnBwdParams& p, const ProblemSpec& s, Schedule sc, const Refs& r,
+                                 int bufs, uint64_t base, const char* what, BwdLaunchInfo* info) {
+  ASSERT_TRUE(run_sm90_bwd(pr, p, info).ok()) << s.str() << " " << schedule_name(sc);
+  ASSERT_EQ(info->block_m, kernels::kBwdSm90BlockM80);
+  ASSERT_EQ(info->dq_stage_bufs, bufs) << what << ": the staging buffers";
+  check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, *info);
+  if (sc == Schedule::kAtomic) return;
+  EXPECT_EQ(pr.grad_hash(), base) << what << ": " << s.str() << " " << schedule_name(sc);
+  ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM80));
+}
+
 // Two dQ staging buffers in the head_dim 128 80-row kernels (twenty-third session; full-mask shift's
 // default, DASH_BWD_SM90_DQ2=1 / =0: every 80-row launch / none): one dO stage, one dS buffer. bf16
 // and fp16 full masks, every schedule on 80-row tiles (DASH_BWD_SM90_BLOCK_M=80): BwdLaunchInfo
@@ -658,14 +673,8 @@ TEST(BwdSm90Dq2, BitwiseEqualToOneBufferAndAccurate) {
           if (sc != Schedule::kAtomic) EXPECT_EQ(pr.grad_hash(), one_buffer) << s.str() << " " << schedule_name(sc);
         }
         ScopedEnv on("DASH_BWD_SM90_DQ2", "1");
-        ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
-        ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
-        ASSERT_EQ(info.dq_stage_bufs, 2) << "the two-buffer kernel did not run";
+        ASSERT_NO_FATAL_FAILURE(expect_tall_variant_matches(pr, p, s, sc, r, 2, one_buffer, "two buffers against one", &info));
         EXPECT_EQ(info.dq_writers, 2);
-        check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
-        if (sc == Schedule::kAtomic) continue;
-        EXPECT_EQ(pr.grad_hash(), one_buffer) << "two buffers against one: " << s.str() << " " << schedule_name(sc);
-        ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM80));
       }
     }
 }
@@ -701,13 +710,8 @@ TEST(BwdSm90Dq2EarlyDv, BitwiseEqualToTheTwoBufferKernel) {
         plain = pr.grad_hash();
       }
       ScopedEnv on("DASH_BWD_SM90_DQ2_EARLY_DV", "1");
-      ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
-      ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
-      ASSERT_EQ(info.dq_stage_bufs, 2);
-      check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
-      if (sc == Schedule::kAtomic) continue;
-      EXPECT_EQ(pr.grad_hash(), plain) << "early dV against the two-buffer kernel: " << s.str() << " " << schedule_name(sc);
-      ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM80));
+      ASSERT_NO_FATAL_FAILURE(
+          expect_tall_variant_matches(pr, p, s, sc, r, 2, plain, "early dV against the two-buffer kernel", &info));
     }
   }
 }
@@ -746,14 +750,9 @@ TEST(BwdSm90D128CausalDq2, BitwiseEqualToOneBufferAndAccurate) {
           ASSERT_EQ(info.dq_stage_bufs, 1);
           one_buffer = pr.grad_hash();
         }
-        ScopedEnv on("DASH_BWD_SM90_DQ2", "1");
-        ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
-        ASSERT_EQ(info.block_m, kernels::kBwdSm90BlockM80);
-        ASSERT_EQ(info.dq_stage_bufs, dt == DType::kBF16 ? 2 : 1) << "bf16: the two-buffer kernel";
-        check_grads(pr, Sm90Case{s, sc, /*wide=*/true}, r, info);
-        if (sc == Schedule::kAtomic) continue;
-        EXPECT_EQ(pr.grad_hash(), one_buffer) << "two buffers against one: " << s.str() << " " << schedule_name(sc);
-        ASSERT_NO_FATAL_FAILURE(expect_bits_over_reruns_and_grids(pr, p, s, sc, 3, kernels::kBwdSm90BlockM80));
+        ScopedEnv on("DASH_BWD_SM90_DQ2", "1");  // (bf16: the two-buffer kernel; fp16 keeps one buffer)
+        ASSERT_NO_FATAL_FAILURE(expect_tall_variant_matches(pr, p, s, sc, r, dt == DType::kBF16 ? 2 : 1, one_buffer,
+                                                            "two buffers against one", &info));
       }
     }
 }
