@@ -241,6 +241,17 @@ struct ScheduleModel {
     return r;
   }
   DASH_HD int group_of_slot(int slot) const { return slot / group_width; }
+  // One past the last task of `task`'s co-resident group in the task numbering (head-major for
+  // grouped schedules; task + 1 for group width 1). Once the dynamic counter has reached it,
+  // every member of the group has been taken, so a CTA may take its next task while its writer
+  // still owes reduces of `task` (the kernel's group take, docs/schedules.md "Why no schedule can
+  // deadlock"): the next task is in a higher group or another head, never a member the owed
+  // reduces could wait for.
+  DASH_HD int group_end_task(int task) const {
+    if (group_width <= 1) return task + 1;
+    const int slot = task % tasks_per_head, end = (slot / group_width + 1) * group_width;
+    return task - slot + (end < tasks_per_head ? end : tasks_per_head);
+  }
 
   // ---- the last-wave split (docs/bwd-sm90.md "The last wave") ------------------------------
   // Tasks that do not fill a wave of kLastWaveSms SMs (all of them when fewer, else the

@@ -584,9 +584,10 @@ __device__ __forceinline__ ScheduleModel opaque_model(const ScheduleModel& m) {
   return r;
 }
 
+// (With p.group_take the grouped schedules take late too: see task_taker's group take.)
 __device__ __forceinline__ bool takes_late(const BwdKernelParams& p, const ScheduleModel& M) {
   const bool dynamic = p.dispatch == Dispatch::kDynamic;
-  return dynamic && M.min_coresident() <= 1 && M.deterministic() && p.take_late != 0;
+  return dynamic && (M.min_coresident() <= 1 || p.group_take != 0) && M.deterministic() && p.take_late != 0;
 }
 __device__ __forceinline__ bool takes_ahead(const BwdKernelParams& p, const ScheduleModel& M) {
   return takes_late(p, M) && p.take_ahead > 0;
@@ -611,39 +612,23 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
   // successors wait for it while this CTA still works on its previous task). With take_late the
   // next task is taken once the MMA warps have finished the last side of the previous one
   // (kv_empty's phase of that side), as in the sm80 kernel.
-  const bool late = takes_late(p, M);  // = dynamic && !drain && deterministic && p.take_late
+  // Group take (p.group_take): grouped schedules take late as well (late && drain), and the drain
+  // is skipped when the task counter has reached the end of the last taken task's group (below).
+  const bool late = takes_late(p, M);  // = dynamic && (!drain || group_take) && deterministic && p.take_late
   // The loop state in shared memory (volatile; one thread), as the 24-register loader keeps its
   // own (producer_lean): with the pieces' mapping (the last-wave split) the counters kept live
   // spilled at 24 registers.
-  __shared__ int s_taker[4];
+  __shared__ int s_taker[5];
   volatile int* state = s_taker;
   state[0] = 0;  // it: the ring index
   state[1] = 0;  // tiles published (the drain rule)
   state[2] = 0;  // sides published
   state[3] = 0;  // units published
+  state[4] = INT_MAX;  // the group take (drain && late): group_end_task of the last task published; else INT_MAX
 #pragma unroll 1
   for (;;) {
     const int it = state[0];
     const int tiles_published = state[1], sides_published = state[2], tasks_published = state[3];
-    // NOTES: the drain rule (attn_bwd_sm80.cu): the next task may belong to the same group and
-    // the previous task's last reduce may wait for its early contributions, which would queue
-    // behind that reduce in this CTA's writer. So take no task until the writer has finished
-    // every tile of every task taken so far (s_reduced counts the writer's completed tiles).
-    if (drain && tiles_published > 0) {
-#ifdef DASH_DEBUG_WAITS
-      ptx::WaitWatch watch;
-#endif
-      while (atomicAdd(s_reduced, 0) < tiles_published) {
-        __nanosleep(64);
-#ifdef DASH_DEBUG_WAITS
-        if (watch.expired()) {
-          printf("dash-attn: taker drain timed out: block %d tiles reduced %d of %d\n", blockIdx.x,
-                 atomicAdd(s_reduced, 0), tiles_published);
-          ptx::trap_after_reports();
-        }
-#endif
-      }
-    }
     // kv_empty completes one phase per side the MMA warps finish; phase sides_published - 1 is
     // the last side published. It cannot complete a later phase meanwhile: that needs a side of a
     // task not yet published.
@@ -663,6 +648,31 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
         sm90::mbar_wait(&bars.kv_near_end, (tasks_published - 1) & 1);
       else
         sm90::mbar_wait(&bars.kv_empty, (sides_published - 1) & 1);
+    }
+    // NOTES: the drain rule (attn_bwd_sm80.cu): the next task may belong to the same group and
+    // the previous task's last reduce may wait for its early contributions, which would queue
+    // behind that reduce in this CTA's writer. So take no task until the writer has finished
+    // every tile of every task taken so far (s_reduced counts the writer's completed tiles).
+    // The group take (late && drain): not needed once the counter has reached the end of the last
+    // taken task's group (the counter only grows, so the next atomicAdd returns a task of a higher
+    // group or another head; every task this CTA still owes reduces of is in that group or a lower
+    // one: docs/schedules.md "Why no schedule can deadlock"). Checked after the late wait, so that
+    // the counter has moved on as far as it can.
+    const int group_end = state[4];
+    if (drain && tiles_published > 0 && !(group_end != INT_MAX && atomicAdd(p.task_counter, 0) >= group_end)) {
+#ifdef DASH_DEBUG_WAITS
+      ptx::WaitWatch watch;
+#endif
+      while (atomicAdd(s_reduced, 0) < tiles_published) {
+        __nanosleep(64);
+#ifdef DASH_DEBUG_WAITS
+        if (watch.expired()) {
+          printf("dash-attn: taker drain timed out: block %d tiles reduced %d of %d\n", blockIdx.x,
+                 atomicAdd(s_reduced, 0), tiles_published);
+          ptx::trap_after_reports();
+        }
+#endif
+      }
     }
     const int unit = dynamic ? atomicAdd(p.task_counter, 1) : blockIdx.x + it * (kLean ? nctaid_x() : gridDim.x);
     const int tslot = it & 1;
@@ -689,6 +699,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
     if (!have) break;
     state[0] = it + 1;
     if (drain) state[1] = tiles_published + M.task_steps(slot);  // (never with a split: group width 1)
+    if (drain && late) state[4] = M.group_end_task(task);
     state[2] = state[2] + M.num_sides(slot);
     state[3] = state[3] + 1;
   }
@@ -1022,7 +1033,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ TaskRef s_task[2];  // ring of 2
   __shared__ int s_reduced_storage;
   __shared__ int s_rank[2];     // the split rank's partial sums, per staging buffer (take_rank_part)
-  __shared__ int s_take_ahead;  // 80-row tile: takes_ahead(p, M) ? p.take_ahead : -1
+  __shared__ int s_take_ahead;  // takes_ahead(p, M) ? p.take_ahead : -1 (the MMA warps' kv_near_end)
   __shared__ int s_split_last;  // split_sum: this piece completed its task
   uint8_t* smem = sm90::align_swizzle_atom(smem_raw);
   int* s_reduced = &s_reduced_storage;
@@ -1046,7 +1057,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     cuda::ptx::mbarrier_init(&bars.kv_near_end, 1);
     s_reduced_storage = 0;
     if constexpr (kSplit) s_rank[0] = s_rank[1] = 0;
-    if constexpr (kT80) s_take_ahead = takes_ahead(p, fixed_tiles<BM>(p.model)) ? p.take_ahead : -1;
+    s_take_ahead = takes_ahead(p, fixed_tiles<BM>(p.model)) ? p.take_ahead : -1;
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
 #ifdef DASH_DEBUG_WAITS
     // Once per process: the shared addresses of the barriers, to decode the "mbarrier wait timed
@@ -1324,19 +1335,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       // kv_near_end: one arrival per task, in its last side (also a side of no steps), only when
       // the taker waits on it (takes_ahead); the taker counts tasks (see task_taker's NOTES).
       const bool last_side = side == M.num_sides(slot) - 1;
-      // 80-row tile: the take-ahead distance (or -1) from shared memory: ptxas kept takes_ahead's
-      // predicate live across the side loop and spilled it there.
+      // The take-ahead distance (or -1) from shared memory: ptxas kept takes_ahead's predicate live
+      // across the side loop and spilled it there (the 80-row tile first; every kernel once
+      // takes_ahead also read p.group_take).
       // (Counted from the side's first step tb: near_end_at is compared with t_step * G + g.)
       const int side_steps = (nsteps - tb) * G;
-      int near_end_at;
-      if constexpr (kT80) {
-        const int take_ahead = s_take_ahead;
-        near_end_at = take_ahead < 0 || !last_side ? -1 : tb * G + (side_steps > take_ahead ? side_steps - take_ahead : 0);
-      } else {
-        near_end_at = !takes_ahead(p, M) || !last_side
-                          ? -1
-                          : tb * G + (side_steps > p.take_ahead ? side_steps - p.take_ahead : 0);
-      }
+      const int take_ahead = s_take_ahead;
+      const int near_end_at =
+          take_ahead < 0 || !last_side ? -1 : tb * G + (side_steps > take_ahead ? side_steps - take_ahead : 0);
       if (mma_thread0() && near_end_at >= 0 && side_steps <= 0) cuda::ptx::mbarrier_arrive(&bars.kv_near_end);
 
       float dk[D / 2], dv[D / 2];

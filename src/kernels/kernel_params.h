@@ -108,6 +108,13 @@ struct BwdKernelParams {
   // (ascending, spt, descending), take the next task only once the MMA warps have finished the
   // previous one, as the sm80 kernel does, instead of up to two tasks ahead. Does not change any bit.
   int take_late;
+  // Group take (sm90 backward, DASH_BWD_GROUP_TAKE=1; docs/bwd-sm90.md "The drain"): with dynamic
+  // dispatch and co-resident groups (shift, symmetric shift) the taker skips the drain when the
+  // task counter has passed the end of the group of the last task it took
+  // (ScheduleModel::group_end_task): the next task is then in a higher group or another head, which
+  // the owed reduces never wait for; it takes late (with take-ahead) as the group-width-1
+  // schedules do. Task order only: the same bits.
+  int group_take;
   // Early dV (sm90 backward, not with the lagged-dQ draft): each step issues dV += P^T dO right
   // after P^T is computed, before waiting for dP^T, so that the tensor cores run it under the dS
   // math (attn_bwd_sm90.cu, early_dv). The same GEMMs on the same operands in the same order: the

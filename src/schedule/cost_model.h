@@ -208,6 +208,10 @@ struct CostModel {
   //     task when its last compute ends, its writer drains the old reduces meanwhile.
   bool async_reduce = false;
   int stage_buffers = 2;
+  // Async model, dynamic dispatch, grouped schedules: the kernel's group take (DASH_BWD_GROUP_TAKE,
+  // BwdKernelParams::group_take): a CTA skips the drain before its next task when the task counter
+  // has reached ScheduleModel::group_end_task of its last task.
+  bool group_take = false;
   // Fixed cost of every side of a task (every KV tile it processes) before the side's first
   // compute (CostParams::task_overhead_us scaled to the tiles and head dim). Busy time of the
   // SM. 0 = none (the spec's model).

@@ -113,6 +113,7 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
 
   struct Cta {
     int task = -1, step = 0, taken = 0;  // task: the unit (a task, or a piece of one)
+    int last_task = -1;                   // the last unit taken (the group take)
     int step_begin = 0, step_end = 0;     // its steps in prog.slot_steps[prog.unit_slot(task)]
     double time = 0.0;         // when the CTA can do its next thing
     double compute_end = 0.0;  // of the step it is blocked on
@@ -271,6 +272,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
   };
   struct Cta {
     int task = -1, step = 0, taken = 0;  // task: the unit (a task, or a piece of one)
+    int last_task = -1;                   // the last unit taken (the group take)
     int step_begin = 0, step_end = 0;     // its steps in prog.slot_steps[prog.unit_slot(task)]
     long long handed = 0, reduced = 0;  // partials handed to / reduced by the writer
     std::deque<Item> queue;             // handed, not yet reduced (at most K)
@@ -379,7 +381,9 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
       // As the kernel does: with dynamic dispatch and co-resident groups, a CTA takes its next
       // task only after its writer has reduced every partial of the previous one (otherwise a
       // task of the same group could queue behind a reduce that waits for it).
-      if (dispatch == Dispatch::kDynamic && sm.min_coresident() > 1) {
+      // With the group take (cost.group_take) not once the counter has passed the last task's group.
+      const bool group_taken = cost.group_take && cta.last_task >= 0 && next_task >= sm.group_end_task(cta.last_task);
+      if (dispatch == Dispatch::kDynamic && sm.min_coresident() > 1 && !group_taken) {
         if (!cta.queue.empty()) { cta.draining = true; continue; }
         if (cta.writer_end > time) { ready.push({cta.writer_end, s}); continue; }
       }
@@ -392,6 +396,7 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
       }
       if (t < 0) continue;
       cta.task = t;
+      cta.last_task = t;
       prog.unit_range(t, &cta.step_begin, &cta.step_end);
       cta.step = cta.step_begin;
       if (cta.step == cta.step_end) { ready.push({time, s}); continue; }

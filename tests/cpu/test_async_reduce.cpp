@@ -1719,3 +1719,53 @@ TEST(AsyncReduce, DynamicDispatchDrainsBetweenGroupedTasks) {
     }
   }
 }
+
+// The group take (CostModel::group_take, the kernel's DASH_BWD_GROUP_TAKE): no drain once the counter
+// has passed the last task's group. Completes on every grid from the group width up (one group of
+// 16 tasks per head and two groups of 10 with 20 KV tiles), and skips drains: not the drain's
+// makespans at every size.
+TEST(AsyncReduce, GroupTakeCompletesOnEveryGrid) {
+  for (bool causal : {false, true})
+    for (int tiles : {16, 20, 150}) {
+      dash::TileProblem p;
+      p.batch = 2; p.heads_q = 4; p.heads_kv = 2; p.seqlen_q = p.seqlen_k = tiles * 64;
+      p.block_m = p.block_n = 64; p.causal = causal;
+      for (dash::Schedule s : {dash::Schedule::kShift, dash::Schedule::kSymmetricShift}) {
+        const dash::ScheduleModel sm = dash::ScheduleModel::make(p, s);
+        ASSERT_GT(sm.min_coresident(), 1);
+        dash::CostModel cost = dash::CostModel::for_shape(128, 64, 64);
+        int differ = 0, runs = 0;
+        for (int P = sm.min_coresident(); P <= sm.num_tasks(); P += tiles == 150 ? 37 : 3) {
+          cost.group_take = false;
+          const dash::SimResult d = dash::simulate(sm, cost, P, dash::Dispatch::kDynamic);
+          cost.group_take = true;
+          const dash::SimResult g = dash::simulate(sm, cost, P, dash::Dispatch::kDynamic);
+          ASSERT_TRUE(d.ok) << d.error;
+          EXPECT_TRUE(g.ok) << dash::schedule_name(s) << (causal ? " causal" : " full") << " tiles " << tiles << " P=" << P
+                            << ": " << g.error;
+          differ += g.makespan != d.makespan;
+          ++runs;
+        }
+        EXPECT_GT(differ, 0) << dash::schedule_name(s) << (causal ? " causal" : " full") << " tiles " << tiles << ": " << runs
+                             << " grids, the group take never changed the timeline";
+      }
+    }
+}
+
+// group_end_task: one past the group's last task, head-major, the last group of a head may be narrower.
+TEST(AsyncReduce, GroupEndTask) {
+  dash::TileProblem p;
+  p.batch = 1; p.heads_q = p.heads_kv = 2; p.seqlen_q = p.seqlen_k = 200 * 64;
+  p.block_m = p.block_n = 64;
+  const dash::ScheduleModel sm = dash::ScheduleModel::make(p, dash::Schedule::kShift);
+  ASSERT_EQ(sm.tasks_per_head, 200);
+  ASSERT_EQ(sm.min_coresident(), 100);  // two groups of 100 per head
+  EXPECT_EQ(sm.group_end_task(0), 100);
+  EXPECT_EQ(sm.group_end_task(99), 100);
+  EXPECT_EQ(sm.group_end_task(100), 200);
+  EXPECT_EQ(sm.group_end_task(199), 200);
+  EXPECT_EQ(sm.group_end_task(200), 300);
+  EXPECT_EQ(sm.group_end_task(399), 400);
+  const dash::ScheduleModel asc = dash::ScheduleModel::make(p, dash::Schedule::kAscending);
+  EXPECT_EQ(asc.group_end_task(7), 8);
+}

@@ -1380,6 +1380,57 @@ void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType
       }
 }
 
+// DASH_BWD_GROUP_TAKE=1 (BwdKernelParams::group_take): shift and symmetric shift skip the taker's
+// drain once the task counter has passed the last task's group and take late (with take-ahead).
+// Task order only: the same bits; no hang at any grid the launcher accepts (group width and up).
+TEST(BwdSm90GroupTake, BitwiseEqualToTheDrain) {
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_GROUP_TAKE", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 8100);
+}
+TEST(BwdSm90GroupTake, BitwiseEqualWithEveryTakeAhead) {
+  REQUIRE_SM90();
+  for (const char* n : {"0", "2"}) {
+    ScopedEnv ahead("DASH_BWD_TAKE_AHEAD", n);
+    expect_switch_keeps_bits("DASH_BWD_GROUP_TAKE", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 8200);
+  }
+}
+// Wide groups (4096 keys: 32 KV tiles of 128, one group of 32 tasks per head; symmetric shift 16)
+// on grids from the group width up, where a CTA most often finds its group not yet all taken.
+TEST(BwdSm90GroupTake, WideGroupsOnSmallGrids) {
+  REQUIRE_SM90();
+  int idx = 0;
+  for (int d : {128, 64})
+    for (bool causal : {false, true}) {
+      ProblemSpec s = spec_of(DType::kBF16, d, causal, {1, 4096, 4096, 6, 2}, 8300 + idx++);
+      Problem pr(s);
+      ASSERT_TRUE(tested_forward(pr).ok());
+      CUDA_OK(cudaDeviceSynchronize());
+      for (Schedule sc : {Schedule::kShift, Schedule::kSymmetricShift})
+        for (int grid : {32, 33, 40, 47, 0}) {
+          AttnBwdParams p = pr.bwd_params(sc);
+          p.allow_fallback = false;
+          p.num_ctas = grid;
+          BwdLaunchInfo info;
+          uint64_t h_drain = 0;
+          {
+            ScopedEnv off("DASH_BWD_GROUP_TAKE", "0");
+            const Status st = run_sm90_bwd(pr, p, &info);
+            if (!st.ok() && st.code == StatusCode::kInsufficientResources) continue;  // group > grid
+            ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc) << " grid " << grid;
+            h_drain = pr.grad_hash();
+          }
+          ScopedEnv on("DASH_BWD_GROUP_TAKE", "1");
+          for (int rep = 0; rep < 3; ++rep) {
+            const Status st = run_sm90_bwd(pr, p, &info);
+            ASSERT_TRUE(st.ok()) << st.message << " " << s.str() << " " << schedule_name(sc) << " grid " << grid;
+            std::vector<double> g;
+            ASSERT_TRUE(pr.dq.download(s.dtype, &g)) << "dQ has unwritten elements " << s.str();
+            EXPECT_EQ(pr.grad_hash(), h_drain) << s.str() << " " << schedule_name(sc) << " grid " << grid << " rep " << rep;
+          }
+        }
+    }
+}
+
 // DASH_BWD_REPACK=1 (draft, docs/bwd-sm90.md "Repack draft"): the sm90 kernel reads head-major
 // copies of Q and dO that the preprocess writes into the workspace: same values, same bits.
 // Experiment-gated (DASH_TEST_SM90_DRAFT=1).
