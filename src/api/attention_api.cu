@@ -558,7 +558,9 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
-  p.group_take = kernels::env_set_to_one("DASH_BWD_GROUP_TAKE");  // draft until measured (docs/perf.md v31)
+  // Group take (default since the thirtieth session, docs/perf.md v31: +4-12% for shift / symmetric
+  // shift at 512-1k, +1-6% at 2-4k, level at 16k; the same bits); DASH_BWD_GROUP_TAKE=0: the drain.
+  p.group_take = kernels::env_not_zero("DASH_BWD_GROUP_TAKE");
   // Early dV (docs/perf.md v10): on by default at head_dim 64 (+0.4..+1.1% geomean over the
   // ordered schedules, 2 interleaved rounds), off at 128 (-1.6..-2.1%: the P^T copy it needs
   // costs more than the overlap wins there). DASH_BWD_EARLY_DV=0 / =1 forces it off / on.

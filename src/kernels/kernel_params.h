@@ -108,7 +108,7 @@ struct BwdKernelParams {
   // (ascending, spt, descending), take the next task only once the MMA warps have finished the
   // previous one, as the sm80 kernel does, instead of up to two tasks ahead. Does not change any bit.
   int take_late;
-  // Group take (sm90 backward, DASH_BWD_GROUP_TAKE=1; docs/bwd-sm90.md "The drain"): with dynamic
+  // Group take (sm90 backward, default; DASH_BWD_GROUP_TAKE=0 off; docs/bwd-sm90.md "The drain"): with dynamic
   // dispatch and co-resident groups (shift, symmetric shift) the taker skips the drain when the
   // task counter has passed the end of the group of the last task it took
   // (ScheduleModel::group_end_task): the next task is then in a higher group or another head, which

@@ -1380,18 +1380,19 @@ void expect_switch_keeps_bits(const char* env, const std::vector<std::pair<DType
       }
 }
 
-// DASH_BWD_GROUP_TAKE=1 (BwdKernelParams::group_take): shift and symmetric shift skip the taker's
+// DASH_BWD_GROUP_TAKE (BwdKernelParams::group_take, default on; =0: the drain): shift and symmetric shift skip the taker's
 // drain once the task counter has passed the last task's group and take late (with take-ahead).
 // Task order only: the same bits; no hang at any grid the launcher accepts (group width and up).
 TEST(BwdSm90GroupTake, BitwiseEqualToTheDrain) {
   REQUIRE_SM90();
-  expect_switch_keeps_bits("DASH_BWD_GROUP_TAKE", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 8100);
+  expect_switch_keeps_bits("DASH_BWD_GROUP_TAKE", {{DType::kBF16, 128}, {DType::kBF16, 64}, {DType::kFP16, 128}}, 8100, "1", 0,
+                           "0");
 }
 TEST(BwdSm90GroupTake, BitwiseEqualWithEveryTakeAhead) {
   REQUIRE_SM90();
   for (const char* n : {"0", "2"}) {
     ScopedEnv ahead("DASH_BWD_TAKE_AHEAD", n);
-    expect_switch_keeps_bits("DASH_BWD_GROUP_TAKE", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 8200);
+    expect_switch_keeps_bits("DASH_BWD_GROUP_TAKE", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 8200, "1", 0, "0");
   }
 }
 // Wide groups (4096 keys: 32 KV tiles of 128, one group of 32 tasks per head; symmetric shift 16)
