@@ -201,12 +201,13 @@ void set_param(dash::CostParams& cp, const std::string& name, double v) {
   }
   else if (name == "post_blocks_per_sm") cp.post_blocks_per_sm = std::max(1, integer());
   else if (name == "last_wave_split") cp.last_wave_split = integer() != 0;
+  else if (name == "group_take") cp.group_take = integer() != 0;
   else
     throw UsageError{"--param: unknown field '" + name +
                      "' (per_sm_tflops compute_overhead_us reduce_gbytes_per_s reduce_latency_us async_reduce "
                      "stage_buffers task_overhead_us order_penalty_base order_penalty_slope order_penalty_knee "
                      "order_penalty_closed order_penalty_closed_sym order_penalty_closed_hd64 atomic_skips_latency "
-                     "post_gbytes_per_s post_poll post_blocks_per_sm shift_full_tiles_hd128 last_wave_split)"};
+                     "post_gbytes_per_s post_poll post_blocks_per_sm shift_full_tiles_hd128 last_wave_split group_take)"};
 }
 
 std::string shape_line(const Options& o, const TileProblem& p) {
@@ -354,7 +355,8 @@ void plan_usage() {
       "                      reduce_gbytes_per_s, reduce_latency_us, task_overhead_us,\n"
       "                      order_penalty_base/slope/knee, stage_buffers, atomic_skips_latency,\n"
       "                      async_reduce, post_gbytes_per_s (0: no postprocess), post_poll,\n"
-      "                      post_blocks_per_sm, shift_full_tiles_hd128, last_wave_split); repeatable. scripts/fit_planner.py uses it\n"
+      "                      post_blocks_per_sm, shift_full_tiles_hd128, last_wave_split,\n"
+      "                      group_take); repeatable. scripts/fit_planner.py uses it\n"
       "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (the\n"
       "                      calibrated value: 2 for the sm80 tiles and for 64x128; unit: 2)\n"
       "  --q-tiles N         unit model: Q tiles of the single head (16)\n"

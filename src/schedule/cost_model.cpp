@@ -40,6 +40,7 @@ CostModel CostModel::for_shape(int head_dim, int block_m, int block_n, const Cos
   m.name = "default";
   m.async_reduce = params.async_reduce;
   m.stage_buffers = params.stage_buffers;
+  m.group_take = params.group_take;
   if (params.atomic_skips_latency) m.r_atomic = r_us - params.reduce_latency_us;
   m.task_us = params.task_overhead_us * (static_cast<double>(block_n) * head_dim / (128.0 * 128.0));
   m.order_penalty_base = params.order_penalty_base;

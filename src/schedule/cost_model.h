@@ -31,6 +31,8 @@ struct CostParams {
   bool async_reduce = true;            // the dQ writer warp model (see CostModel::async_reduce)
   int stage_buffers = 2;               // smem dQ stage depth between MMA warps and writer (a
                                        // fitted, effective value: see kSm90Params)
+  bool group_take = false;             // CostModel::group_take (the sm90 kernel's default since
+                                       // the thirtieth session; its sweeps before had the drain)
   // Per-side cost (0 in the sm80 set): a fixed time before the first step of every side of a
   // task, i.e. of every KV tile a task processes (the K/V tile load, the pipeline fill and the
   // dK/dV epilogue all happen once per side: a symmetric-shift task has two sides and pays it
@@ -164,6 +166,7 @@ inline constexpr CostParams kSm90Params{.per_sm_tflops = 6.1,
                                         .reduce_latency_us = 0.5,
                                         .async_reduce = true,
                                         .stage_buffers = 2,
+                                        .group_take = true,
                                         .task_overhead_us = 11.0,
                                         .order_penalty_base = 0.35,
                                         .order_penalty_slope = 0.008,

@@ -62,7 +62,7 @@ bool same_params(const CostParams& a, const CostParams& b) {
          a.order_penalty_closed_hd64 == b.order_penalty_closed_hd64 &&
          a.atomic_skips_latency == b.atomic_skips_latency && a.post_gbytes_per_s == b.post_gbytes_per_s &&
          a.post_poll == b.post_poll && a.post_blocks_per_sm == b.post_blocks_per_sm &&
-         a.shift_full_tiles_hd128 == b.shift_full_tiles_hd128;
+         a.shift_full_tiles_hd128 == b.shift_full_tiles_hd128 && a.group_take == b.group_take;
 }
 
 // ---- the model itself -------------------------------------------------------------------------
@@ -1071,6 +1071,7 @@ Score merged(const Score& a, const Score& b) {
 CostParams sm90_set_one_buffer() {
   CostParams p = kSm90Params;
   p.shift_full_tiles_hd128 = 0;
+  p.group_take = false;  // (every recorded sweep ran the taker's drain)
   return p;
 }
 
@@ -1169,6 +1170,7 @@ CostParams sm90_params_for(Closed closed, Post post = Post::kAfter, Shift128 shi
   p.post_poll = post == Post::kPoll;
   if (shift128 == Shift128::kOneBuffer) p.shift_full_tiles_hd128 = 0;
   p.last_wave_split = false;  // (every recorded sweep ran kernels without the last-wave split)
+  p.group_take = false;       // (and with the taker's drain for shift / symmetric shift)
   return p;
 }
 SweepScores score_sm90_set(const Sweep& sweep, const char* title, const char* per_hdim, Closed closed = Closed::kNone,
