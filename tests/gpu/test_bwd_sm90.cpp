@@ -1432,6 +1432,25 @@ TEST(BwdSm90GroupTake, WideGroupsOnSmallGrids) {
     }
 }
 
+// DASH_BWD_POST_SMS=k (draft): the main kernel leaves k SMs to the polling postprocess. A smaller
+// grid: the same bits, and the grid that ran is the smaller one where the schedule polls.
+TEST(BwdSm90PostSms, BitwiseEqualAndTheGridShrinks) {
+  REQUIRE_SM90();
+  expect_switch_keeps_bits("DASH_BWD_POST_SMS", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 8400, "3");
+  ProblemSpec s = spec_of(DType::kBF16, 128, false, {4, 1024, 1024, 16, 16}, 8450);
+  Problem pr(s);
+  ASSERT_TRUE(tested_forward(pr).ok());
+  for (const char* k : {"0", "3"}) {
+    ScopedEnv on("DASH_BWD_POST_SMS", k);
+    AttnBwdParams p = pr.bwd_params(Schedule::kDescending);
+    BwdLaunchInfo info;
+    ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
+    int sms = 0;
+    CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    EXPECT_EQ(info.num_ctas, sms - std::atoi(k)) << "DASH_BWD_POST_SMS=" << k;
+  }
+}
+
 // DASH_BWD_REPACK=1 (draft, docs/bwd-sm90.md "Repack draft"): the sm90 kernel reads head-major
 // copies of Q and dO that the preprocess writes into the workspace: same values, same bits.
 // Experiment-gated (DASH_TEST_SM90_DRAFT=1).

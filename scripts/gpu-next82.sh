@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# GPU machine (thirtieth session). .snap: bins/new = HEAD (dash-attn, dash_gpu_tests).
+#   PART=1: test BwdSm90PostSms.*, then the DASH_BWD_POST_SMS draft (the main kernel leaves k SMs to the
+#           polling postprocess): 2 interleaved rounds of `dash-attn bench` with k = 0 / 2, hdim 128 full
+#           and causal, hdim 64 full, descending / shift / spt, 1k / 2k / 4k / 16k; speed k=2 / k=0 (min).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. scripts/gpu-common.sh
+gpu_setup gpu-next82
+{
+if [ "${PART:-1}" = 1 ]; then
+  DASH_TEST_WATCHDOG_S=60 timeout -k 5 90 bins/new/dash_gpu_tests --gtest_filter='BwdSm90PostSms.*' > "$O/tests.log" 2>&1
+  echo "tests rc $? $(grep -E '^\[  (PASSED|FAILED) ' "$O/tests.log" | tr '\n' ' ')"
+  for r in 1 2; do
+    for k in 0 2; do
+      for cfg in "128 0" "128 1" "64 0"; do
+        set -- $cfg
+        DASH_BWD_POST_SMS=$k timeout -k 5 40 bins/new/dash-attn bench --hdim $1 --causal $2 --seqlen 1024,2048,4096,16384 \
+          --schedules descending,shift,spt --json "$O/ps-k$k-d$1-c$2-r$r.json" > /dev/null 2>&1 || echo "bench k$k $cfg r$r rc $?"
+      done
+    done
+  done
+  python3 - "$O" <<'PY'
+import json, sys
+O = sys.argv[1]
+for d, c in ((128, 0), (128, 1), (64, 0)):
+    t = {}
+    for k in (0, 2):
+        for r in (1, 2):
+            for row in json.load(open(f"{O}/ps-k{k}-d{d}-c{c}-r{r}.json")):
+                t.setdefault((k, row["schedule"], row["seqlen"]), []).append(row["bwd_ms"])
+    for sc in ("descending", "shift", "spt"):
+        print(f"hdim {d} {'causal' if c else 'full'} {sc:10s} k=2 / k=0 speed (min of 2; k=2 ms): " + "  ".join(
+            f"{s}: {min(t[(0, sc, s)]) / min(t[(2, sc, s)]):.3f} ({min(t[(2, sc, s)]):.3f})" for s in (1024, 2048, 4096, 16384)))
+PY
+fi
+echo "total $(el)"
+} 2>&1 | tee "$O/run.log"
+tar czf "$DEST/all.tgz" -C "$O" .
