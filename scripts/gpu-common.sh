@@ -83,35 +83,38 @@ for c in (0, 1):
                                           for s in (1024, 2048, 4096, 8192, 16384)))
 PY
 }
-# A switch's A/B: `switch_ab VAR "HDIMS" "CAUSALS" SCHEDULES SEQLENS`: 2 interleaved rounds of
-# `dash-attn bench` with VAR=0 and VAR=1 ($O/ab-VAR-vV-dD-cC-rR.json), then per head dim, mask and
-# schedule the speed with VAR=1 / with VAR=0 (min of 2). gpu-next31.sh, gpu-next32.sh PART=3.
+# A switch's A/B: `switch_ab VAR "HDIMS" "CAUSALS" SCHEDULES SEQLENS ["A B"] [ROUNDS]`: ROUNDS (2)
+# interleaved rounds of `dash-attn bench` with VAR=A and VAR=B (default 0 and 1;
+# $O/ab-VAR-vV-dD-cC-rR.json), then per head dim, mask and schedule the speed with VAR=B / with VAR=A
+# (min of the rounds). gpu-next31.sh, gpu-next32.sh PART=3, gpu-next79.sh, gpu-next83.sh.
 switch_ab() {
-  local var=$1 hdims=$2 causals=$3 schedules=$4 seqlens=$5
-  for r in 1 2; do
-    for v in 0 1; do
+  local var=$1 hdims=$2 causals=$3 schedules=$4 seqlens=$5 values=${6:-"0 1"} rounds=${7:-2} r v d c
+  for r in $(seq 1 "$rounds"); do
+    for v in $values; do
       for d in $hdims; do
         for c in $causals; do
-          env "$var=$v" timeout -k 5 40 bins/new/dash-attn bench --hdim "$d" --causal "$c" --seqlen "$seqlens" \
+          env "$var=$v" timeout -k 5 60 bins/new/dash-attn bench --hdim "$d" --causal "$c" --seqlen "$seqlens" \
             --schedules "$schedules" --json "$O/ab-$var-v$v-d$d-c$c-r$r.json" > /dev/null 2>&1 || echo "bench $var=$v $d $c rc $?"
         done
       done
     done
   done
-  python3 - "$O" "$var" "$hdims" "$causals" "$schedules" "$seqlens" <<'PY'
+  python3 - "$O" "$var" "$hdims" "$causals" "$schedules" "$seqlens" "$values" "$rounds" <<'PY'
 import json, sys
-O, var, hdims, causals, schedules, seqlens = sys.argv[1:7]
+O, var, hdims, causals, schedules, seqlens, values, rounds = sys.argv[1:9]
 seqlens = [int(s) for s in seqlens.split(",")]
+va, vb = values.split()
+rounds = int(rounds)
 for d in hdims.split():
     for c in causals.split():
         t = {}
-        for v in (0, 1):
-            for r in (1, 2):
+        for v in (va, vb):
+            for r in range(1, rounds + 1):
                 for row in json.load(open(f"{O}/ab-{var}-v{v}-d{d}-c{c}-r{r}.json")):
                     t.setdefault((v, row["schedule"], row["seqlen"]), []).append(row["bwd_ms"])
         for sc in schedules.split(","):
-            print(f"hdim {d} {'causal' if c == '1' else 'full'} {sc:10s} {var}=1 / =0 speed (min of 2; =1 ms): " + "  ".join(
-                f"{s}: {min(t[(0, sc, s)]) / min(t[(1, sc, s)]):.3f} ({min(t[(1, sc, s)]):.3f})" for s in seqlens))
+            print(f"hdim {d} {'causal' if c == '1' else 'full'} {sc:10s} {var}={vb} / ={va} speed (min of {rounds}; ={vb} ms): " + "  ".join(
+                f"{s}: {min(t[(va, sc, s)]) / min(t[(vb, sc, s)]):.3f} ({min(t[(vb, sc, s)]):.3f})" for s in seqlens))
 PY
 }
 

@@ -113,7 +113,6 @@ SimResult simulate(const ScheduleModel& sm, const CostModel& model, int P, Dispa
 
   struct Cta {
     int task = -1, step = 0, taken = 0;  // task: the unit (a task, or a piece of one)
-    int last_task = -1;                   // the last unit taken (the group take)
     int step_begin = 0, step_end = 0;     // its steps in prog.slot_steps[prog.unit_slot(task)]
     double time = 0.0;         // when the CTA can do its next thing
     double compute_end = 0.0;  // of the step it is blocked on
