@@ -555,15 +555,16 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     const bool small_tile = s.head_dim == 64 && tp.block_m == kernels::kBwdSm90BlockM;
     p.post_poll = p.pdl && ordered_sm90 && (pp != nullptr ? std::atoi(pp) != 0 : !small_tile);
   }
-  // DRAFT (DASH_BWD_POST_SMS=k, default 0; docs/perf.md v31 item 7): with the polling postprocess and
-  // no grid chosen by the caller, launch the main kernel on k fewer CTAs than fit (when there are
-  // tasks for all of them and the schedule's co-resident group still fits), so that k SMs run the
-  // postprocess's blocks while the main kernel runs (it triggers their launch at its top): dQ tiles
-  // are converted soon after their last add, from L2, instead of in the tail. The grid size never
-  // changes the bits.
+  // Post SMs (DASH_BWD_POST_SMS=k; default 2 up to 2048 keys, 0 above, since the thirty-first
+  // session, docs/perf.md v32 item 1): with the polling postprocess and no grid chosen by the caller,
+  // launch the main kernel on k fewer CTAs than fit (when there are tasks for all of them and the
+  // schedule's co-resident group still fits), so that k SMs run the postprocess's blocks while the
+  // main kernel runs (it triggers their launch at its top): dQ tiles are converted soon after their
+  // last add, from L2, instead of in the tail. Measured k = 2 / 0 (next82, next83, H100): +1-2.5% at
+  // 1-2k, level at 4k-16k. The grid size never changes the bits.
   if (p.post_poll && a.num_ctas == 0) {
     const char* ps = kernels::env_get("DASH_BWD_POST_SMS");
-    const int k = ps != nullptr ? std::max(0, std::atoi(ps)) : 0;
+    const int k = ps != nullptr ? std::max(0, std::atoi(ps)) : kernels::post_sms_default(s.seqlen_k);
     if (k > 0 && grid == grid_requested && grid - k >= std::max(1, model.min_coresident())) grid -= k;
   }
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");

@@ -148,6 +148,12 @@ struct BwdKernelParams {
 
 inline constexpr int kDefaultTakeAhead = 1;
 
+// SMs the sm90 backward's main kernel leaves to the polling postprocess when DASH_BWD_POST_SMS is
+// unset (docs/perf.md v32 item 1): 2 up to 2048 keys, where the postprocess's tail is a few percent
+// of the backward; 0 above, where k = 2 measured level (0.983-1.029 at 4k-16k, next83).
+inline constexpr int kPostSmsMaxKeys = 2048;
+inline int post_sms_default(int64_t seqlen_k) { return seqlen_k <= kPostSmsMaxKeys ? 2 : 0; }
+
 // Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
 struct BwdWorkspace {
   size_t lse_log2, dsum, dq_accum, dq_sem, task_counter, split_count, dq_mailbox, total;

@@ -1432,22 +1432,32 @@ TEST(BwdSm90GroupTake, WideGroupsOnSmallGrids) {
     }
 }
 
-// DASH_BWD_POST_SMS=k (draft): the main kernel leaves k SMs to the polling postprocess. A smaller
-// grid: the same bits, and the grid that ran is the smaller one where the schedule polls.
+// DASH_BWD_POST_SMS=k: the main kernel leaves k SMs to the polling postprocess (default 2 up to
+// kPostSmsMaxKeys keys, 0 above). A smaller grid: the same bits, and the grid that ran is the smaller
+// one where the schedule polls; unset, the default rule; a grid chosen by the caller is kept.
 TEST(BwdSm90PostSms, BitwiseEqualAndTheGridShrinks) {
   REQUIRE_SM90();
   expect_switch_keeps_bits("DASH_BWD_POST_SMS", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 8400, "3");
-  ProblemSpec s = spec_of(DType::kBF16, 128, false, {4, 1024, 1024, 16, 16}, 8450);
-  Problem pr(s);
-  ASSERT_TRUE(tested_forward(pr).ok());
-  for (const char* k : {"0", "3"}) {
-    ScopedEnv on("DASH_BWD_POST_SMS", k);
-    AttnBwdParams p = pr.bwd_params(Schedule::kDescending);
-    BwdLaunchInfo info;
-    ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
-    int sms = 0;
-    CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    EXPECT_EQ(info.num_ctas, sms - std::atoi(k)) << "DASH_BWD_POST_SMS=" << k;
+  expect_switch_keeps_bits("DASH_BWD_POST_SMS", {{DType::kBF16, 128}}, 8410, "0");
+  int sms = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  for (const int keys : {1024, 2048, 4096}) {
+    ProblemSpec s = spec_of(DType::kBF16, 128, false, {4096 / keys, keys, keys, 16, 16}, 8450 + keys);
+    Problem pr(s);
+    ASSERT_TRUE(tested_forward(pr).ok());
+    const int dflt = kernels::post_sms_default(keys);
+    EXPECT_EQ(dflt, keys <= kernels::kPostSmsMaxKeys ? 2 : 0);
+    for (const char* k : {static_cast<const char*>(nullptr), "0", "3"}) {
+      ScopedEnv on("DASH_BWD_POST_SMS", k);
+      AttnBwdParams p = pr.bwd_params(Schedule::kDescending);
+      BwdLaunchInfo info;
+      ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
+      const int want = sms - (k != nullptr ? std::atoi(k) : dflt);
+      EXPECT_EQ(info.num_ctas, want) << "DASH_BWD_POST_SMS=" << (k ? k : "(unset)") << " keys " << keys;
+      p.num_ctas = 100;  // the caller's grid is the grid
+      ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
+      EXPECT_EQ(info.num_ctas, 100) << "DASH_BWD_POST_SMS=" << (k ? k : "(unset)") << " keys " << keys;
+    }
   }
 }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# GPU machine (thirty-first session). .snap: bins/new = HEAD (dash-attn, dash_gpu_tests), bins/trace/dash-attn
+# = HEAD built with -DDASH_BWD_TRACE=ON; head.tgz = `git archive HEAD`.
+#   PART=1: the tests of the post-SMs default (DASH_BWD_POST_SMS unset: 2 up to 2048 keys) while the
+#           package builds; the per-side timeline of hdim 128 causal descending / symmetric shift at 8k /
+#           16k (where the causal target is missed); the Python suite; peers (3 rounds, the standard sweep).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. scripts/gpu-common.sh
+gpu_setup gpu-next84
+{
+if [ "${PART:-1}" = 1 ]; then
+  mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h && R=/tmp/h
+  echo "== pip (background) + tests $(el)"
+  (cd "$R" && timeout -k 5 300 python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
+  timeout -k 5 200 bins/new/dash_gpu_tests --gtest_filter='BwdSm90PostSms.*:EnvSwitches.*:BwdSm90Auto.*:BwdSm90GroupTake.*' \
+    > "$O/tests.log" 2>&1; echo "tests rc $? $(el)"
+  grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$O/tests.log" | head
+  until grep -q "^pip rc" "$O/pip.log"; do sleep 2; done; tail -1 "$O/pip.log"; echo "pip done $(el)"
+  echo "== trace $(el)"
+  mkdir -p "$O/trace"
+  for cfg in "128 1 descending 8192" "128 1 symmetric_shift 8192" "128 1 descending 16384" "128 1 symmetric_shift 16384"; do
+    set -- $cfg
+    n=d$1-c$2-$3-$4
+    DASH_BWD_TRACE_FILE="$O/trace/$n.csv" timeout -k 5 60 bins/trace/dash-attn bench --hdim $1 \
+      --causal $2 --seqlen $4 --schedules $3 --reps 3 > "$O/trace/$n.log" 2>&1 || echo "$n rc $?"
+  done
+  python3 scripts/bwd_trace.py "$O"/trace/*.csv
+  gzip -9 "$O"/trace/*.csv
+  cd "$R" || exit 1
+  echo "== pytest $(el)"
+  timeout -k 5 200 python -m pytest tests/python -q -p no:cacheprovider > "$O/pytest.log" 2>&1; echo "pytest rc $? $(el)"
+  tail -1 "$O/pytest.log"
+  cd - > /dev/null
+  (cd /tmp && timeout -k 5 300 python "$R/bench/peers.py" --rounds 3 --warmup 2 --reps 4 --budget-s 270 \
+    --json "$O/peers.json" --png "$O/peers.png" > "$O/peers.log" 2>&1); echo "peers rc $? $(el)"
+  python3 "$R/scripts/peers_table.py" "$O/peers.json" > "$O/table.md" 2>&1; tail -34 "$O/table.md"
+fi
+echo "total $(el)"
+} 2>&1 | tee "$O/run.log"
+tar czf "$DEST/all.tgz" -C "$O" .
