@@ -209,26 +209,32 @@ DATA = {
     "2562eb7-h100": dict(peers_log=None,
                          peers_json=["docs/data/s30-h100/next69-p2/peers.json"],
                          bench=[]),
+    # The thirty-first session's peers run (gpu-next84.sh, e9dc045's kernels with DASH_BWD_POST_SMS=2
+    # the default up to 2048 keys) on an H100 SXM, peers alone; scored, not fitted on.
+    "s31-h100": dict(peers_log=None,
+                     peers_json=["docs/data/s31-h100/next84/peers.json"],
+                     bench=[]),
 }
 # The kernels with the two-buffer shift at hdim 128 (a72dbe9 on): the built-in rule applies.
-DQ2_DATA = {"a72dbe9", "3eca68b", "6753141", "2562eb7-h100"}
+DQ2_DATA = {"a72dbe9", "3eca68b", "6753141", "2562eb7-h100", "s31-h100"}
 # The kernels whose postprocess polls (PDL and DASH_BWD_POST_POLL on by default, from e29ccbd): the
 # built-in set's post_poll applies. The other data sets are scored with post_poll=0 (the same
 # postprocess rate, after the main kernel), as the C++ Calibration tests score the older sweeps.
-POLL_DATA = {"e29ccbd", "b016d55", "a72dbe9", "3eca68b", "6753141", "2562eb7-h100"}
+POLL_DATA = {"e29ccbd", "b016d55", "a72dbe9", "3eca68b", "6753141", "2562eb7-h100", "s31-h100"}
 
 
 # The data sets before a72dbe9 ran full-mask shift with one dQ staging buffer at 80 rows (hdim 128): scored
 # without the two-buffer shift rule (CostParams::shift_full_tiles_hd128, from the twenty-third session).
 # The data sets whose kernels ran the group take (CostParams::group_take, the thirtieth session on);
 # the others ran shift / symmetric shift with the taker's drain: scored with group_take=0.
-GROUP_TAKE_DATA = {"2562eb7-h100"}
+GROUP_TAKE_DATA = {"2562eb7-h100", "s31-h100"}
 def data_params(data):
     p = {} if data in DQ2_DATA else {"shift_full_tiles_hd128": 0.0}
     if data not in POLL_DATA:
         p["post_poll"] = 0.0
     if data not in GROUP_TAKE_DATA:
         p["group_take"] = 0.0
+        p["shift_full_tiles_hd64"] = 64.0  # (the head_dim 64 shift rule of the drain kernels: from 8192 keys)
     return p
 DEFAULT_DATA = "9dd59e9"
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
@@ -662,7 +668,8 @@ def main():
     base = data_params(args.data)
     if base:
         why = {"shift_full_tiles_hd128": "one dQ staging buffer at 80 rows",
-               "post_poll": "the postprocess after the main kernel", "group_take": "the taker's drain"}
+               "post_poll": "the postprocess after the main kernel", "group_take": "the taker's drain",
+               "shift_full_tiles_hd64": "the drain kernels' head_dim 64 shift rule"}
         print(f"  (scored with {', '.join(f'{k}={v:g}' for k, v in base.items())}: this data set's kernel ran "
               + ", ".join(why.get(k, k) for k in base) + ")")
     params = dict(base, **dict((k, float(v)) for k, v in (x.split("=", 1) for x in args.param)))

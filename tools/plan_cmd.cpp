@@ -199,6 +199,11 @@ void set_param(dash::CostParams& cp, const std::string& name, double v) {
     if (t < 0) throw UsageError{"--param shift_full_tiles_hd128 must be >= 0 (0: no such rule)"};
     cp.shift_full_tiles_hd128 = t;
   }
+  else if (name == "shift_full_tiles_hd64") {
+    const int t = integer();
+    if (t < 0) throw UsageError{"--param shift_full_tiles_hd64 must be >= 0 (0: no such rule)"};
+    cp.shift_full_tiles_hd64 = t;
+  }
   else if (name == "post_blocks_per_sm") cp.post_blocks_per_sm = std::max(1, integer());
   else if (name == "last_wave_split") cp.last_wave_split = integer() != 0;
   else if (name == "group_take") cp.group_take = integer() != 0;
@@ -207,7 +212,8 @@ void set_param(dash::CostParams& cp, const std::string& name, double v) {
                      "' (per_sm_tflops compute_overhead_us reduce_gbytes_per_s reduce_latency_us async_reduce "
                      "stage_buffers task_overhead_us order_penalty_base order_penalty_slope order_penalty_knee "
                      "order_penalty_closed order_penalty_closed_sym order_penalty_closed_hd64 atomic_skips_latency "
-                     "post_gbytes_per_s post_poll post_blocks_per_sm shift_full_tiles_hd128 last_wave_split group_take)"};
+                     "post_gbytes_per_s post_poll post_blocks_per_sm shift_full_tiles_hd128 shift_full_tiles_hd64 "
+                     "last_wave_split group_take)"};
 }
 
 std::string shape_line(const Options& o, const TileProblem& p) {
@@ -302,11 +308,11 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
                 cost.shift_full_tiles_hd128, 100.0 * (best->makespan / model_row->makespan - 1.0),
                 dash::schedule_name(model_pick));
   else if (!o.schedule_given && rec != model_pick && model_row != nullptr)
-    std::printf(" (measured rule: on %s masks of %s %d KV tiles of >= 128 keys%s %s runs faster on the H200\n"
+    std::printf(" (measured rule: on %s masks of %s %d KV tiles of >= 128 keys%s %s runs faster on Hopper\n"
                 "than the model says; the model has it %.1f%% behind %s; docs/schedules.md \"%s\")",
                 p.causal ? "causal" : "full", p.causal ? "<=" : ">=",
                 p.causal ? plan::spt_short_causal_tiles(cost.post_poll)
-                         : rec == Schedule::kShift ? plan::kShiftLongFullTilesHd64 : plan::kSptLongFullTiles,
+                         : rec == Schedule::kShift ? cost.shift_full_tiles_hd64 : plan::kSptLongFullTiles,
                 rec == Schedule::kShift ? " at head_dim 64" : "", dash::schedule_name(rec),
                 100.0 * (best->makespan / model_row->makespan - 1.0), dash::schedule_name(model_pick),
                 p.causal ? "Short causal masks" : "Long full masks");
@@ -355,7 +361,8 @@ void plan_usage() {
       "                      reduce_gbytes_per_s, reduce_latency_us, task_overhead_us,\n"
       "                      order_penalty_base/slope/knee, stage_buffers, atomic_skips_latency,\n"
       "                      async_reduce, post_gbytes_per_s (0: no postprocess), post_poll,\n"
-      "                      post_blocks_per_sm, shift_full_tiles_hd128, last_wave_split,\n"
+      "                      post_blocks_per_sm, shift_full_tiles_hd128, shift_full_tiles_hd64,\n"
+      "                      last_wave_split,\n"
       "                      group_take); repeatable. scripts/fit_planner.py uses it\n"
       "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (the\n"
       "                      calibrated value: 2 for the sm80 tiles and for 64x128; unit: 2)\n"
@@ -430,7 +437,8 @@ int plan_main(int argc, char** argv) {
   else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
   const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost.head_dim, cost.post_poll,
                                                                                     cost.shift_full_tiles_hd128, o.sms,
-                                                                                    cost.last_wave_split);
+                                                                                    cost.last_wave_split,
+                                                                                    cost.shift_full_tiles_hd64);
 
   if (o.json) print_json(rows, rec, cost);
   else print_table(o, p, cost, rows, rec);

@@ -53,6 +53,7 @@ CostModel CostModel::for_shape(int head_dim, int block_m, int block_n, const Cos
   m.post_gbytes_per_s = params.post_gbytes_per_s;
   m.post_poll = params.post_poll;
   m.shift_full_tiles_hd128 = params.shift_full_tiles_hd128;
+  m.shift_full_tiles_hd64 = params.shift_full_tiles_hd64;
   m.last_wave_split = params.last_wave_split;
   m.post_blocks_per_sm = std::max(1, params.post_blocks_per_sm);
   m.head_dim = head_dim;

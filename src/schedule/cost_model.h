@@ -83,6 +83,12 @@ struct CostParams {
   // planner's measured rule picks it (plan::measured_rule_schedule; docs/schedules.md "Long full
   // masks at head_dim 128: the two-buffer shift"). 0: no such rule (the older sweeps' kernels).
   int shift_full_tiles_hd128 = 0;
+  // Full-mask shift at head_dim 64 (the 64-row kernels and taller, block_n 128): from this many KV
+  // tiles per head the planner's measured rule picks it (plan::measured_rule_schedule; docs/
+  // schedules.md "Long full masks at head_dim 64: shift"). 64 (8192 keys) for the kernels with the
+  // taker's drain (plan::kShiftLongFullTilesHd64); 16 (2048 keys) in the sm90 set since the group
+  // take (plan::kShiftLongFullTilesHd64GroupTake).
+  int shift_full_tiles_hd64 = 64;
   // The sm90 backward's last-wave split (ScheduleModel::with_last_wave_split, DASH_BWD_SPLIT_LAST):
   // the planner simulates the split model, each piece paying task_overhead_us as a task does.
   bool last_wave_split = false;
@@ -178,6 +184,7 @@ inline constexpr CostParams kSm90Params{.per_sm_tflops = 6.1,
                                         .post_gbytes_per_s = 1800.0,
                                         .post_poll = true,
                                         .shift_full_tiles_hd128 = 64,
+                                        .shift_full_tiles_hd64 = 16,
                                         .last_wave_split = true};
 // The sm90 kernel's 80-row tiles (80 x 128; full masks, bwd_sm90_block_m): kSm90Params with a
 // higher per-SM rate, the only field refit (the per-step fixed costs are shared by 25% more rows,
@@ -234,6 +241,7 @@ struct CostModel {
   bool post_poll = false;
   int post_blocks_per_sm = 8;
   int shift_full_tiles_hd128 = 0;  // CostParams::shift_full_tiles_hd128 (a measured planner rule)
+  int shift_full_tiles_hd64 = 64;  // CostParams::shift_full_tiles_hd64 (a measured planner rule)
   bool last_wave_split = false;    // CostParams::last_wave_split (the simulated model is split)
   // The head dimension for_shape was given (0: the unit model, or not known). The planner's
   // measured long-full-mask rule depends on it (plan::recommend_from).

@@ -75,7 +75,7 @@ Schedule recommend_from(const std::vector<PlanRow>& rows) {
 }
 
 Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll, int shift_full_tiles_hd128,
-                                int num_sms) {
+                                int num_sms, int shift_full_tiles_hd64) {
   if (prob.block_n < 128) return Schedule::kAuto;
   if (prob.causal) {
     if (prob.n_tiles() > spt_short_causal_tiles(post_poll)) return Schedule::kAuto;
@@ -86,13 +86,14 @@ Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post
   if (head_dim == 128 && shift_full_tiles_hd128 > 0 && prob.n_tiles() >= shift_full_tiles_hd128) return Schedule::kShift;
   if (head_dim == 128 && prob.n_tiles() >= kAscendingFullTilesHd128 && prob.n_tiles() < kAscendingFullTilesHd128End)
     return Schedule::kAscending;
-  if (head_dim == kShiftLongFullHeadDim && prob.n_tiles() >= kShiftLongFullTilesHd64) return Schedule::kShift;
+  if (head_dim == kShiftLongFullHeadDim && shift_full_tiles_hd64 > 0 && prob.n_tiles() >= shift_full_tiles_hd64)
+    return Schedule::kShift;
   if (prob.n_tiles() < kSptLongFullTiles) return Schedule::kAuto;
   return Schedule::kSpt;
 }
 
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim, bool post_poll,
-                        int shift_full_tiles_hd128, int num_sms, bool split) {
+                        int shift_full_tiles_hd128, int num_sms, bool split, int shift_full_tiles_hd64) {
   const Schedule pick = recommend_from(rows);
   auto model_ms = [&rows](Schedule s) {
     for (const PlanRow& r : rows)
@@ -114,8 +115,9 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
     double gap;
   };
   std::vector<Candidate> candidates;
-  const Schedule older = measured_rule_schedule(prob, head_dim, post_poll, 0, num_sms);
-  const Schedule rule = measured_rule_schedule(prob, head_dim, post_poll, shift_full_tiles_hd128, num_sms);
+  const Schedule older = measured_rule_schedule(prob, head_dim, post_poll, 0, num_sms, shift_full_tiles_hd64);
+  const Schedule rule =
+      measured_rule_schedule(prob, head_dim, post_poll, shift_full_tiles_hd128, num_sms, shift_full_tiles_hd64);
   if (rule != older) candidates.push_back({rule, kShiftLongFull128ModelGap});
   if (older != Schedule::kAuto) {
     candidates.push_back({older, kSptLongFullModelGap});
@@ -138,7 +140,7 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, 
     rows.push_back(plan_one(prob, s, cost, num_sms, dispatch));
   }
   return recommend_from(rows, prob, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128, num_sms,
-                        cost.last_wave_split);
+                        cost.last_wave_split, cost.shift_full_tiles_hd64);
 }
 
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

@@ -53,12 +53,15 @@ Schedule recommend_from(const std::vector<PlanRow>& rows);
 // num_sms: the grid the rows were simulated on (0: not known; the short-causal rule then applies
 // whatever the number of KV tasks).
 // split: the CostModel's last_wave_split (the rows simulated the split; the few-task shift rule below).
+// shift_full_tiles_hd64: the CostModel's (CostParams::shift_full_tiles_hd64): the head_dim 64
+// long-full-mask rule's reach in KV tiles.
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim = 0,
-                        bool post_poll = false, int shift_full_tiles_hd128 = 0, int num_sms = 0, bool split = false);
+                        bool post_poll = false, int shift_full_tiles_hd128 = 0, int num_sms = 0, bool split = false,
+                        int shift_full_tiles_hd64 = 64);
 // The schedule a measured rule below puts in place of the model's pick when the model has it
 // within the rule's tolerance (kAuto: no rule for this problem).
 Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll = false,
-                                int shift_full_tiles_hd128 = 0, int num_sms = 0);
+                                int shift_full_tiles_hd128 = 0, int num_sms = 0, int shift_full_tiles_hd64 = 64);
 
 // A measured rule on top of the model (docs/schedules.md, "Long full masks"): on a full mask with
 // at least kSptLongFullTiles KV tiles per head, in tiles of >= 128 keys (the sm90 kernel's), spt
@@ -115,6 +118,16 @@ constexpr double kShiftLongFullModelGap = 0.03;
 // shift time 1.002, 1.008, 1.051, 1.039; docs/perf.md v29 item 4), where the model has shift 2.7%
 // behind; at 4096 the runs split both ways (0.969-1.017), so the rule stops at 8192.
 constexpr int kShiftLongFullTilesHd64 = 64;
+// Its reach with the group take (thirty-first session; CostParams::shift_full_tiles_hd64 in the sm90
+// set): from 16 KV tiles (2048 keys). The group take made shift 3-6% faster at hdim 64 full 2-4k
+// (docs/perf.md v31 item 1), and on the H100 since then shift ran in less time than descending (the
+// model's pick there) in all three runs at 2048 and 4096 (descending / shift time 1.025 / 1.055
+// `dash-attn bench` next83, 1.031 / 1.049 and 1.018 / 1.019 peers next84 and next69-p2), where the
+// model has shift 1.0% / 1.6% behind; at 1024 shift led by 1.0-1.6% (no rule: within 3% either way).
+constexpr int kShiftLongFullTilesHd64GroupTake = 16;
+static_assert(CostParams{}.shift_full_tiles_hd64 == kShiftLongFullTilesHd64 &&
+                  kSm90Params.shift_full_tiles_hd64 == kShiftLongFullTilesHd64GroupTake,
+              "the head_dim 64 rule's reach: the drain kernels' and the group take's");
 static_assert(kSptLongFullModelGap == kSptShortCausalModelGap && kSptLongFullModelGap == kShiftLongFullModelGap,
               "recommend_from applies one tolerance to the three measured rules");
 // The long-full-mask rule at head_dim 128 (docs/schedules.md "Long full masks at head_dim 128: the

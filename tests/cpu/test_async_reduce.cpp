@@ -62,7 +62,8 @@ bool same_params(const CostParams& a, const CostParams& b) {
          a.order_penalty_closed_hd64 == b.order_penalty_closed_hd64 &&
          a.atomic_skips_latency == b.atomic_skips_latency && a.post_gbytes_per_s == b.post_gbytes_per_s &&
          a.post_poll == b.post_poll && a.post_blocks_per_sm == b.post_blocks_per_sm &&
-         a.shift_full_tiles_hd128 == b.shift_full_tiles_hd128 && a.group_take == b.group_take;
+         a.shift_full_tiles_hd128 == b.shift_full_tiles_hd128 && a.shift_full_tiles_hd64 == b.shift_full_tiles_hd64 &&
+         a.group_take == b.group_take;
 }
 
 // ---- the model itself -------------------------------------------------------------------------
@@ -874,7 +875,8 @@ Prediction predict(const Measured& m, const Sweep& sw, const CostModel& cost) {
     out.ms[k] = row.makespan / 1000.0;
     rows.push_back(row);
   }
-  out.pick = static_cast<int>(plan::recommend_from(rows, p, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128));
+  out.pick = static_cast<int>(plan::recommend_from(rows, p, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128, 0,
+                                                   false, cost.shift_full_tiles_hd64));
   return out;
 }
 
@@ -1072,6 +1074,7 @@ CostParams sm90_set_one_buffer() {
   CostParams p = kSm90Params;
   p.shift_full_tiles_hd128 = 0;
   p.group_take = false;  // (every recorded sweep ran the taker's drain)
+  p.shift_full_tiles_hd64 = plan::kShiftLongFullTilesHd64;  // (and the head_dim 64 rule of its kernels)
   return p;
 }
 
@@ -1170,7 +1173,8 @@ CostParams sm90_params_for(Closed closed, Post post = Post::kAfter, Shift128 shi
   p.post_poll = post == Post::kPoll;
   if (shift128 == Shift128::kOneBuffer) p.shift_full_tiles_hd128 = 0;
   p.last_wave_split = false;  // (every recorded sweep ran kernels without the last-wave split)
-  p.group_take = false;       // (and with the taker's drain for shift / symmetric shift)
+  p.group_take = false;       // (and with the taker's drain for shift / symmetric shift,
+  p.shift_full_tiles_hd64 = plan::kShiftLongFullTilesHd64;  //  whose head_dim 64 rule started at 8192 keys)
   return p;
 }
 SweepScores score_sm90_set(const Sweep& sweep, const char* title, const char* per_hdim, Closed closed = Closed::kNone,

@@ -244,10 +244,13 @@ TEST(Planner, PlanAllAndRecommend) {
 
 // The planner's cost model for 64-row tiles of block_n keys (the sm90 set at 128 keys), without the
 // two-buffer shift rule (CostParams::shift_full_tiles_hd128 = 0: the kernels before it, whose rules
-// these tests check; Planner.TwoBufferShiftOnLongFullMasksAtHeadDim128 checks that one).
+// these tests check; Planner.TwoBufferShiftOnLongFullMasksAtHeadDim128 checks that one), and with the
+// head_dim 64 shift rule of the kernels with the taker's drain (from 64 KV tiles;
+// Planner.HeadDim64ShiftRuleReachWithTheGroupTake checks the group take's).
 CostModel rule_cost(int hdim, int block_n) {
   CostParams cp = CostParams::for_tiles(64, block_n);
   cp.shift_full_tiles_hd128 = 0;
+  cp.shift_full_tiles_hd64 = plan::kShiftLongFullTilesHd64;
   return CostModel::for_shape(hdim, 64, block_n, cp);
 }
 
@@ -304,6 +307,34 @@ TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
       EXPECT_EQ(plan::recommend_from(r, p, hdim), plan::recommend_from(r))
           << "hdim " << hdim << " seqlen " << p.seqlen_k << (p.causal ? " causal" : " full") << " block_n " << p.block_n;
     }
+  }
+}
+
+// The head_dim 64 shift rule's reach with the group take (CostParams::shift_full_tiles_hd64 = 16 in
+// the sm90 set, plan::kShiftLongFullTilesHd64GroupTake): at hdim 64 full 2048 and 4096 keys shift
+// ran in 1.8-5.5% less time than descending, the model's pick, in the three H100 runs since the
+// group take; the model has it within 3%. Not at 1024 (8 tiles), not at hdim 128, not causal; the
+// drain kernels' reach (64 tiles) keeps the model's pick at 2048 / 4096.
+TEST(Planner, HeadDim64ShiftRuleReachWithTheGroupTake) {
+  // The kernel's tiles at head_dim 64 (96 rows; the auto resolution simulates those).
+  const CostModel cost = CostModel::for_shape(64, 96, 128, CostParams::for_tiles(96, 128));
+  ASSERT_EQ(cost.shift_full_tiles_hd64, 16);
+  for (int seqlen : {1024, 2048, 4096, 8192, 16384}) {
+    const TileProblem p = sweep_problem(64, seqlen, false, 96, 128);
+    const auto rows = plan::plan_all(p, cost, 132, Dispatch::kDynamic);
+    const Schedule want = seqlen >= 2048 ? Schedule::kShift : plan::recommend_from(rows, p, 64, true, 64, 132, true, 0);
+    EXPECT_EQ(plan::recommend(p, cost, 132), want) << seqlen;
+    if (seqlen == 2048 || seqlen == 4096) {
+      EXPECT_NE(plan::recommend_from(rows), Schedule::kShift) << seqlen << ": the model alone picks shift; the rule is moot";
+      EXPECT_EQ(plan::measured_rule_schedule(p, 64, true, 64, 132, 16), Schedule::kShift) << seqlen;
+      EXPECT_NE(plan::measured_rule_schedule(p, 64, true, 64, 132, plan::kShiftLongFullTilesHd64), Schedule::kShift)
+          << seqlen << ": the drain kernels' reach";
+    }
+    // Not causal, not head_dim 128.
+    EXPECT_NE(plan::measured_rule_schedule(sweep_problem(64, seqlen, true, 96, 128), 64, true, 64, 132, 16),
+              Schedule::kShift) << seqlen;
+    EXPECT_NE(plan::measured_rule_schedule(sweep_problem(128, seqlen, false, 64, 128), 128, true, 0, 132, 16),
+              Schedule::kShift) << seqlen;
   }
 }
 
