@@ -244,3 +244,35 @@ fwd_stall_phases() {
   python3 scripts/ncu_stalls.py "$f" --phases > "$O/ncu/phases-d${d}c$c.txt" 2>&1; head -50 "$O/ncu/phases-d${d}c$c.txt"
   rm -f "$O"/ncu/d${d}c$c/*.ncu-rep
 }
+# The per-side timeline (bins/trace, -DDASH_BWD_TRACE=ON) of each "HDIM CAUSAL SCHEDULE SEQLEN" config,
+# $O/trace/NAME.csv(.gz) + .log, then scripts/bwd_trace.py on them. With VAR=V1,V2 ... as the first
+# argument (optional, e.g. DASH_BWD_POST_SMS=0,4) each config runs once per value, NAME ending -kV.
+# gpu-next84.sh, gpu-next85.sh.
+trace_sides() {
+  local var="" vals="" v n cfg
+  case "$1" in *=*) var=${1%%=*}; vals=${1#*=}; shift ;; esac
+  mkdir -p "$O/trace"
+  for cfg in "$@"; do
+    set -- $cfg
+    for v in $(echo "${vals:-none}" | tr , " "); do
+      n=d$1-c$2-$3-$4${var:+-k$v}
+      env ${var:+$var=$v} DASH_BWD_TRACE_FILE="$O/trace/$n.csv" timeout -k 5 60 bins/trace/dash-attn bench --hdim $1 \
+        --causal $2 --seqlen $4 --schedules $3 --reps 3 > "$O/trace/$n.log" 2>&1 || echo "$n rc $?"
+    done
+  done
+  python3 scripts/bwd_trace.py "$O"/trace/*.csv
+  gzip -9 "$O"/trace/*.csv
+}
+# The Python suite and bench/peers.py (3 rounds) from the installed package of head.tgz ($R, after
+# install_head or a pip of $R); PEERS_TIMEOUT / PEERS_BUDGET (330 / 300 s). gpu-next69.sh, gpu-next84.sh.
+pytest_and_peers() {
+  cd "$R" || return 1
+  echo "== pytest $(el)"
+  timeout -k 5 200 python -m pytest tests/python -q -p no:cacheprovider > "$O/pytest.log" 2>&1; echo "pytest rc $? $(el)"
+  tail -2 "$O/pytest.log"
+  cd - > /dev/null
+  (cd /tmp && timeout -k 5 "${PEERS_TIMEOUT:-330}" python "$R/bench/peers.py" --rounds 3 --warmup 2 --reps 4 \
+    --budget-s "${PEERS_BUDGET:-300}" --json "$O/peers.json" --png "$O/peers.png" > "$O/peers.log" 2>&1)
+  echo "peers rc $? $(el)"
+  python3 "$R/scripts/peers_table.py" "$O/peers.json" > "$O/table.md" 2>&1; tail -34 "$O/table.md"
+}

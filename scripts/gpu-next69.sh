@@ -13,14 +13,8 @@ if [ "${PART:-1}" = 1 ]; then
   suite_and_bench '(EnvSwitches|BwdSm90Auto|LastWaveSplit)'
 fi
 if [ "${PART:-1}" = 2 ]; then
-  install_head && cd "$R" || exit 1
-  echo "== pytest $(el)"
-  timeout -k 5 200 python -m pytest tests/python -q -p no:cacheprovider > "$O/pytest.log" 2>&1; echo "pytest rc $? $(el)"
-  tail -2 "$O/pytest.log"
-  cd - > /dev/null
-  (cd /tmp && timeout -k 5 330 python "$R/bench/peers.py" --rounds 3 --warmup 2 --reps 4 --budget-s 300 \
-    --json "$O/peers.json" --png "$O/peers.png" > "$O/peers.log" 2>&1); echo "peers rc $? $(el)"
-  python3 "$R/scripts/peers_table.py" "$O/peers.json" > "$O/table.md" 2>&1; tail -34 "$O/table.md"
+  install_head || exit 1
+  pytest_and_peers
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"

@@ -18,23 +18,8 @@ if [ "${PART:-1}" = 1 ]; then
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$O/tests.log" | head
   until grep -q "^pip rc" "$O/pip.log"; do sleep 2; done; tail -1 "$O/pip.log"; echo "pip done $(el)"
   echo "== trace $(el)"
-  mkdir -p "$O/trace"
-  for cfg in "128 1 descending 8192" "128 1 symmetric_shift 8192" "128 1 descending 16384" "128 1 symmetric_shift 16384"; do
-    set -- $cfg
-    n=d$1-c$2-$3-$4
-    DASH_BWD_TRACE_FILE="$O/trace/$n.csv" timeout -k 5 60 bins/trace/dash-attn bench --hdim $1 \
-      --causal $2 --seqlen $4 --schedules $3 --reps 3 > "$O/trace/$n.log" 2>&1 || echo "$n rc $?"
-  done
-  python3 scripts/bwd_trace.py "$O"/trace/*.csv
-  gzip -9 "$O"/trace/*.csv
-  cd "$R" || exit 1
-  echo "== pytest $(el)"
-  timeout -k 5 200 python -m pytest tests/python -q -p no:cacheprovider > "$O/pytest.log" 2>&1; echo "pytest rc $? $(el)"
-  tail -1 "$O/pytest.log"
-  cd - > /dev/null
-  (cd /tmp && timeout -k 5 300 python "$R/bench/peers.py" --rounds 3 --warmup 2 --reps 4 --budget-s 270 \
-    --json "$O/peers.json" --png "$O/peers.png" > "$O/peers.log" 2>&1); echo "peers rc $? $(el)"
-  python3 "$R/scripts/peers_table.py" "$O/peers.json" > "$O/table.md" 2>&1; tail -34 "$O/table.md"
+  trace_sides "128 1 descending 8192" "128 1 symmetric_shift 8192" "128 1 descending 16384" "128 1 symmetric_shift 16384"
+  PEERS_TIMEOUT=300 PEERS_BUDGET=270 pytest_and_peers
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"

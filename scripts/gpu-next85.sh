@@ -16,17 +16,7 @@ if [ "${PART:-1}" = 1 ]; then
   switch_ab DASH_BWD_POST_SMS "128 64" "0" shift,descending 4096,8192,16384 "0 4" 3
   switch_ab DASH_BWD_POST_SMS "128 64" "1" symmetric_shift,descending 4096,8192,16384 "0 4" 3
   echo "== trace $(el)"
-  mkdir -p "$O/trace"
-  for cfg in "128 1 symmetric_shift 16384" "128 0 shift 16384"; do
-    set -- $cfg
-    for k in 0 4; do
-      n=d$1-c$2-$3-$4-k$k
-      DASH_BWD_POST_SMS=$k DASH_BWD_TRACE_FILE="$O/trace/$n.csv" timeout -k 5 60 bins/trace/dash-attn bench --hdim $1 \
-        --causal $2 --seqlen $4 --schedules $3 --reps 3 > "$O/trace/$n.log" 2>&1 || echo "$n rc $?"
-    done
-  done
-  python3 scripts/bwd_trace.py "$O"/trace/*.csv
-  gzip -9 "$O"/trace/*.csv
+  trace_sides DASH_BWD_POST_SMS=0,4 "128 1 symmetric_shift 16384" "128 0 shift 16384"
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
