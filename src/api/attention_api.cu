@@ -560,7 +560,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // launch the main kernel on k fewer CTAs than fit (when there are tasks for all of them and the
   // schedule's co-resident group still fits), so that k SMs run the postprocess's blocks while the
   // main kernel runs (it triggers their launch at its top): dQ tiles are converted soon after their
-  // last add, from L2, instead of in the tail. Measured k = 2 / 0 (next82, next83, H100): +1-2.5% at
+  // last add, from L2, instead of in the tail. Measured k = 2 / 0 (next82, next83, H100): +0.4-2.5% at
   // 1-2k, level at 4k-16k. The grid size never changes the bits.
   if (p.post_poll && a.num_ctas == 0) {
     const char* ps = kernels::env_get("DASH_BWD_POST_SMS");
