@@ -435,10 +435,7 @@ int plan_main(int argc, char** argv) {
   std::vector<plan::PlanRow> rows;
   if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
   else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
-  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost.head_dim, cost.post_poll,
-                                                                                    cost.shift_full_tiles_hd128, o.sms,
-                                                                                    cost.last_wave_split,
-                                                                                    cost.shift_full_tiles_hd64);
+  const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost, o.sms);
 
   if (o.json) print_json(rows, rec, cost);
   else print_table(o, p, cost, rows, rec);

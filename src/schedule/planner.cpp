@@ -131,6 +131,11 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
   return pick;
 }
 
+Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, const CostModel& cost, int num_sms) {
+  return recommend_from(rows, prob, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128, num_sms,
+                        cost.last_wave_split, cost.shift_full_tiles_hd64);
+}
+
 Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, Dispatch dispatch) {
   std::vector<PlanRow> rows;
   for (Schedule s : {Schedule::kAscending, Schedule::kSpt, Schedule::kDescending, Schedule::kShift,
@@ -139,8 +144,7 @@ Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms, 
     if (s == Schedule::kSymmetricShift && !prob.causal) continue;
     rows.push_back(plan_one(prob, s, cost, num_sms, dispatch));
   }
-  return recommend_from(rows, prob, cost.head_dim, cost.post_poll, cost.shift_full_tiles_hd128, num_sms,
-                        cost.last_wave_split, cost.shift_full_tiles_hd64);
+  return recommend_from(rows, prob, cost, num_sms);
 }
 
 double predict_us(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,

@@ -58,6 +58,10 @@ Schedule recommend_from(const std::vector<PlanRow>& rows);
 Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, int head_dim = 0,
                         bool post_poll = false, int shift_full_tiles_hd128 = 0, int num_sms = 0, bool split = false,
                         int shift_full_tiles_hd64 = 64);
+// The same with every rule parameter read from the CostModel the rows were simulated with (its
+// head_dim, post_poll, shift_full_tiles_hd128, last_wave_split and shift_full_tiles_hd64): what
+// recommend() and `dash-attn plan` use.
+Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& prob, const CostModel& cost, int num_sms);
 // The schedule a measured rule below puts in place of the model's pick when the model has it
 // within the rule's tolerance (kAuto: no rule for this problem).
 Schedule measured_rule_schedule(const TileProblem& prob, int head_dim, bool post_poll = false,

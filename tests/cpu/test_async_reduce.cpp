@@ -1070,11 +1070,16 @@ Score merged(const Score& a, const Score& b) {
 
 // kSm90Params without the two-buffer shift rule (CostParams::shift_full_tiles_hd128 = 0): the start
 // of every older set below, whose kernels staged full-mask shift's dQ in one buffer at 80 rows.
+// Every recorded sweep in this file ran shift / symmetric shift with the taker's drain (before the
+// group take): scored without it, and with the head_dim 64 shift rule of those kernels (from 8192 keys).
+void as_drain_kernels(CostParams& p) {
+  p.group_take = false;
+  p.shift_full_tiles_hd64 = plan::kShiftLongFullTilesHd64;
+}
 CostParams sm90_set_one_buffer() {
   CostParams p = kSm90Params;
   p.shift_full_tiles_hd128 = 0;
-  p.group_take = false;  // (every recorded sweep ran the taker's drain)
-  p.shift_full_tiles_hd64 = plan::kShiftLongFullTilesHd64;  // (and the head_dim 64 rule of its kernels)
+  as_drain_kernels(p);
   return p;
 }
 
@@ -1173,8 +1178,7 @@ CostParams sm90_params_for(Closed closed, Post post = Post::kAfter, Shift128 shi
   p.post_poll = post == Post::kPoll;
   if (shift128 == Shift128::kOneBuffer) p.shift_full_tiles_hd128 = 0;
   p.last_wave_split = false;  // (every recorded sweep ran kernels without the last-wave split)
-  p.group_take = false;       // (and with the taker's drain for shift / symmetric shift,
-  p.shift_full_tiles_hd64 = plan::kShiftLongFullTilesHd64;  //  whose head_dim 64 rule started at 8192 keys)
+  as_drain_kernels(p);
   return p;
 }
 SweepScores score_sm90_set(const Sweep& sweep, const char* title, const char* per_hdim, Closed closed = Closed::kNone,
