@@ -106,10 +106,10 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
     return Schedule::kShift;
   // The measured rules' schedules in order, each with the tolerance within which the model must
   // have it: the head_dim 128 two-buffer shift rule first (where it applies: the rule with it
-  // differs from the one without), then the older rule and spt, which share one tolerance
-  // (kSptLongFullModelGap == kSptShortCausalModelGap == kShiftLongFullModelGap, asserted in
-  // planner.h; the head_dim 64 rule falls back to spt's where the model has shift far behind:
-  // the kernels without the closed-form rank).
+  // differs from the one without), then the older rule (the head_dim 64 shift rule with its own
+  // tolerance, kShiftLongFullModelGap; spt's and ascending's share kSptLongFullModelGap ==
+  // kSptShortCausalModelGap, asserted in planner.h) and spt (the head_dim 64 rule falls back to spt's
+  // where the model has shift far behind: the kernels without the closed-form rank).
   struct Candidate {
     Schedule schedule;
     double gap;
@@ -120,7 +120,7 @@ Schedule recommend_from(const std::vector<PlanRow>& rows, const TileProblem& pro
       measured_rule_schedule(prob, head_dim, post_poll, shift_full_tiles_hd128, num_sms, shift_full_tiles_hd64);
   if (rule != older) candidates.push_back({rule, kShiftLongFull128ModelGap});
   if (older != Schedule::kAuto) {
-    candidates.push_back({older, kSptLongFullModelGap});
+    candidates.push_back({older, older == Schedule::kShift ? kShiftLongFullModelGap : kSptLongFullModelGap});
     // spt: the fallback of the head_dim 64 shift rule where the spt rule held before it (from
     // kSptLongFullTiles; below, as for the other rules, the alternative is the model's pick).
     if (older == Schedule::kShift && prob.n_tiles() >= kSptLongFullTiles)

@@ -115,7 +115,14 @@ constexpr int spt_short_causal_tiles(bool post_poll) {
 // kernels that computed the rank in the MMA warps the model has shift 35% behind, and the spt rule
 // applies there as before.
 constexpr int kShiftLongFullHeadDim = 64;
-constexpr double kShiftLongFullModelGap = 0.03;
+// Its tolerance: 5% (3% until the thirty-second session, as spt's rules). `auto` simulates head_dim 64
+// on 64-row tiles (kernels::bwd_sm90_block_m(shape, kAuto)), where the schedules run 96-row ones, and
+// that model has shift 2.2% / 3.1% / 2.3% / 1.6% behind descending at the sweep's full 2k / 4k / 8k /
+// 16k: at 4096 just outside 3%, so `auto` ran descending there (next87, H100: 2.794 / 2.776 ms against
+// shift's 2.680 / 2.659, 3.5-4.9% slower) although shift ran in 2.1-5.5% less time than descending in
+// all five runs with the group take (descending / shift 1.055 and 1.039 / 1.036 / 1.049 `dash-attn
+// bench` next83 and next87's three rounds; 1.049 / 1.021 peers next84 / next87).
+constexpr double kShiftLongFullModelGap = 0.05;
 // Its reach at head_dim 64 (twenty-eighth session): from this many KV tiles per head (8192 keys),
 // not kSptLongFullTiles. At hdim 64 full 8192 shift ran in 0.2-4.9% less time than descending (the
 // model's pick there) in the last four peers runs (H200 s25 / s26 / s28, H100 s27: descending /
@@ -132,8 +139,8 @@ constexpr int kShiftLongFullTilesHd64GroupTake = 16;
 static_assert(CostParams{}.shift_full_tiles_hd64 == kShiftLongFullTilesHd64 &&
                   kSm90Params.shift_full_tiles_hd64 == kShiftLongFullTilesHd64GroupTake,
               "the head_dim 64 rule's reach: the drain kernels' and the group take's");
-static_assert(kSptLongFullModelGap == kSptShortCausalModelGap && kSptLongFullModelGap == kShiftLongFullModelGap,
-              "recommend_from applies one tolerance to the three measured rules");
+static_assert(kSptLongFullModelGap == kSptShortCausalModelGap,
+              "recommend_from applies one tolerance to the two spt rules");
 // The long-full-mask rule at head_dim 128 (docs/schedules.md "Long full masks at head_dim 128: the
 // two-buffer shift"; the twenty-third session's kernels, CostParams::shift_full_tiles_hd128 = 64):
 // full-mask shift there runs the 80-row tile with two dQ staging buffers, which the model does not

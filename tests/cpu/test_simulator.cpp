@@ -312,15 +312,20 @@ TEST(Planner, SptOnLongFullMasksOfTheSm90Tiles) {
 
 // The head_dim 64 shift rule's reach with the group take (CostParams::shift_full_tiles_hd64 = 16 in
 // the sm90 set, plan::kShiftLongFullTilesHd64GroupTake): at hdim 64 full 2048 and 4096 keys shift
-// ran in 1.8-5.5% less time than descending, the model's pick, in the three H100 runs since the
-// group take; the model has it within 3%. Not at 1024 (8 tiles), not at hdim 128, not causal; the
-// drain kernels' reach (64 tiles) keeps the model's pick at 2048 / 4096.
+// ran in 1.8-5.5% less time than descending, the model's pick, in the H100 runs since the group
+// take; the model has it within the rule's 5% (plan::kShiftLongFullModelGap; 3.1% behind at 4096,
+// where 3% missed it). Not at 1024 (8 tiles), not at hdim 128, not causal; the drain kernels' reach
+// (64 tiles) keeps the model's pick at 2048 / 4096.
 TEST(Planner, HeadDim64ShiftRuleReachWithTheGroupTake) {
-  // The kernel's tiles at head_dim 64 (96 rows; the auto resolution simulates those).
-  const CostModel cost = CostModel::for_shape(64, 96, 128, CostParams::for_tiles(96, 128));
+  // The tiles `auto` simulates at head_dim 64: 64 rows (kernels::bwd_sm90_block_m(shape, kAuto);
+  // the schedules then run 96-row tiles, the model does not have those). The 96-row model (the
+  // tiles of this test until the thirty-second session) picks the same.
+  for (int bm : {64, 96}) {
+  const CostModel cost = CostModel::for_shape(64, bm, 128, CostParams::for_tiles(bm, 128));
   ASSERT_EQ(cost.shift_full_tiles_hd64, 16);
   for (int seqlen : {1024, 2048, 4096, 8192, 16384}) {
-    const TileProblem p = sweep_problem(64, seqlen, false, 96, 128);
+    SCOPED_TRACE(testing::Message() << "block_m " << bm);
+    const TileProblem p = sweep_problem(64, seqlen, false, bm, 128);
     const auto rows = plan::plan_all(p, cost, 132, Dispatch::kDynamic);
     const Schedule want = seqlen >= 2048 ? Schedule::kShift : plan::recommend_from(rows, p, 64, true, 64, 132, true, 0);
     EXPECT_EQ(plan::recommend(p, cost, 132), want) << seqlen;
@@ -335,6 +340,7 @@ TEST(Planner, HeadDim64ShiftRuleReachWithTheGroupTake) {
               Schedule::kShift) << seqlen;
     EXPECT_NE(plan::measured_rule_schedule(sweep_problem(128, seqlen, false, 64, 128), 128, true, 0, 132, 16),
               Schedule::kShift) << seqlen;
+  }
   }
 }
 

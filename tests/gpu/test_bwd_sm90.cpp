@@ -1226,6 +1226,29 @@ TEST(BwdSm90Auto, RunsItsScheduleAsTheExplicitOne) {
   }
 }
 
+// What `auto` resolves to on the standard sweep's head_dim 64 full shapes (16k tokens, 32 heads) on
+// this device: shift from 2048 keys (the planner's head_dim 64 rule with the group take; at 4096 the
+// kernel's auto ran descending, 3.5-4.9% slower than shift, until the rule's tolerance went from 3%
+// to 5% in the thirty-second session). Needs the device's SM count to be the sweep's (132).
+TEST(BwdSm90Auto, HeadDim64FullSweepResolvesToShift) {
+  REQUIRE_SM90();
+  int dev = 0, sms = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), cudaSuccess);
+  if (sms != 132) GTEST_SKIP() << "the rule was measured on 132 SMs; this device has " << sms;
+  ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
+  for (int seqlen : {1024, 2048, 4096, 8192, 16384}) {
+    AttnShape sh;
+    sh.batch = 16384 / seqlen; sh.seqlen_q = sh.seqlen_k = seqlen; sh.heads_q = sh.heads_kv = 32; sh.head_dim = 64;
+    sh.dtype = DType::kBF16; sh.causal = false;
+    const Schedule s = resolve_auto_schedule(sh, sms);
+    if (seqlen >= 2048)
+      EXPECT_EQ(s, Schedule::kShift) << seqlen;
+    else
+      EXPECT_NE(s, Schedule::kAuto) << seqlen;
+  }
+}
+
 // DASH_BWD_SM90=0 runs every case on the sm80 kernel, and the public tile query says so.
 TEST(BwdSm90Fallback, DisabledRunsTheSm80Kernel) {
   REQUIRE_GPU();
