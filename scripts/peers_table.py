@@ -51,6 +51,8 @@ for i, path in enumerate(a.peers[1:], 1):
 for h in (128, 64):
     for m in ("full", "causal"):
         rs = [by[(h, m, s)] for s in sorted(s for (hh, mm, s) in by if hh == h and mm == m)]
+        if not rs:  # a run of some head dims / masks only (peers.py --hdims / --masks)
+            continue
         def rng(key):
             v = [r["ratios"][key] for r in rs]
             return f"{min(v):.3f}-{max(v):.3f}"
