@@ -17,6 +17,13 @@ el() { echo "($(( $(date +%s) - T0 )) s)"; }
 # N"); pip_wait waits for it and prints that line. Not alongside the test shards: it starves them.
 pip_bg() { (python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") & }
 pip_wait() { until grep -q "^pip rc" "$O/pip.log"; do sleep 2; done; tail -1 "$O/pip.log"; }
+# head.tgz unpacked to R=/tmp/h and its package's pip install started in the background ($O/pip.log,
+# pip_wait waits for it), so that GPU tests can run meanwhile. gpu-next84.sh, gpu-next87.sh, gpu-next88.sh.
+head_pip_bg() {
+  mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h || return 1
+  R=/tmp/h
+  (cd "$R" && timeout -k 5 300 python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
+}
 # `dash-attn bench` of every schedule (and auto), both masks, at head_dim 128 and 64, the defaults:
 # $O/bench-hdim{128,64}.{json,log}.
 bench_every_schedule() {

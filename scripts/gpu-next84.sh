@@ -10,13 +10,12 @@ cd "$(dirname "$0")/.." || exit 1
 gpu_setup gpu-next84
 {
 if [ "${PART:-1}" = 1 ]; then
-  mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h && R=/tmp/h
+  head_pip_bg || exit 1
   echo "== pip (background) + tests $(el)"
-  (cd "$R" && timeout -k 5 300 python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
   timeout -k 5 200 bins/new/dash_gpu_tests --gtest_filter='BwdSm90PostSms.*:EnvSwitches.*:BwdSm90Auto.*:BwdSm90GroupTake.*' \
     > "$O/tests.log" 2>&1; echo "tests rc $? $(el)"
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$O/tests.log" | head
-  until grep -q "^pip rc" "$O/pip.log"; do sleep 2; done; tail -1 "$O/pip.log"; echo "pip done $(el)"
+  pip_wait; echo "pip done $(el)"
   echo "== trace $(el)"
   trace_sides "128 1 descending 8192" "128 1 symmetric_shift 8192" "128 1 descending 16384" "128 1 symmetric_shift 16384"
   PEERS_TIMEOUT=300 PEERS_BUDGET=270 pytest_and_peers

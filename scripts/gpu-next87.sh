@@ -11,9 +11,8 @@ gpu_setup gpu-next87
 {
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
-  mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h && R=/tmp/h
+  head_pip_bg || exit 1
   echo "== pip (background) + tests $(el)"
-  (cd "$R" && timeout -k 5 300 python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
   timeout -k 5 150 bins/new/dash_gpu_tests --gtest_filter='BwdSm90Auto.*:EnvSwitches.*:BwdSm90PostSms.*' > "$O/tests.log" 2>&1
   echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$O/tests.log" | head
   pip_wait; echo "pip done $(el)"

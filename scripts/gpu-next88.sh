@@ -10,8 +10,7 @@ gpu_setup gpu-next88
 {
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
-  mkdir -p /tmp/h && tar xzf head.tgz -C /tmp/h && R=/tmp/h
-  (cd "$R" && timeout -k 5 300 python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
+  head_pip_bg || exit 1
   timeout -k 5 150 bins/new/dash_gpu_tests --gtest_filter='BwdSm90Auto.*:EnvSwitches.*' > "$O/tests.log" 2>&1
   echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|^\[  SKIPPED" "$O/tests.log" | head
   pip_wait; echo "pip done $(el)"
