@@ -118,10 +118,10 @@ constexpr int kShiftLongFullHeadDim = 64;
 // Its tolerance: 5% (3% until the thirty-second session, as spt's rules). `auto` simulates head_dim 64
 // on 64-row tiles (kernels::bwd_sm90_block_m(shape, kAuto)), where the schedules run 96-row ones, and
 // that model has shift 2.2% / 3.1% / 2.3% / 1.6% behind descending at the sweep's full 2k / 4k / 8k /
-// 16k: at 4096 just outside 3%, so `auto` ran descending there (next87, H100: 2.794 / 2.776 ms against
-// shift's 2.680 / 2.659, 3.5-4.9% slower) although shift ran in 2.1-5.5% less time than descending in
-// all five runs with the group take (descending / shift 1.055 and 1.039 / 1.036 / 1.049 `dash-attn
-// bench` next83 and next87's three rounds; 1.049 / 1.021 peers next84 / next87).
+// 16k: at 4096 just outside 3%, so `auto` ran descending there (next87, H100: 2.784 / 2.794 / 2.776 ms
+// against shift's 2.677 / 2.680 / 2.659, 4.0-4.4% longer) although descending took 1.8-5.5% longer than
+// shift in all five runs with the group take (descending / shift 1.018 peers next69-p2, 1.055 `dash-attn
+// bench` next83, 1.047 peers next84, 1.039 / 1.036 / 1.049 bench next87's three rounds, 1.020 peers next87).
 constexpr double kShiftLongFullModelGap = 0.05;
 // Its reach at head_dim 64 (twenty-eighth session): from this many KV tiles per head (8192 keys),
 // not kSptLongFullTiles. At hdim 64 full 8192 shift ran in 0.2-4.9% less time than descending (the

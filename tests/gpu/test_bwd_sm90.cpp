@@ -1228,7 +1228,7 @@ TEST(BwdSm90Auto, RunsItsScheduleAsTheExplicitOne) {
 
 // What `auto` resolves to on the standard sweep's head_dim 64 full shapes (16k tokens, 32 heads) on
 // this device: shift from 2048 keys (the planner's head_dim 64 rule with the group take; at 4096 the
-// kernel's auto ran descending, 3.5-4.9% slower than shift, until the rule's tolerance went from 3%
+// kernel's auto ran descending, 4.0-4.4% slower than shift, until the rule's tolerance went from 3%
 // to 5% in the thirty-second session). Needs the device's SM count to be the sweep's (132).
 TEST(BwdSm90Auto, HeadDim64FullSweepResolvesToShift) {
   REQUIRE_SM90();
