@@ -133,8 +133,9 @@ constexpr int kShiftLongFullTilesHd64 = 64;
 // set): from 16 KV tiles (2048 keys). The group take made shift 3-6% faster at hdim 64 full 2-4k
 // (docs/perf.md v31 item 1), and on the H100 since then shift ran in less time than descending (the
 // model's pick there) in all three runs at 2048 and 4096 (descending / shift time 1.025 / 1.055
-// `dash-attn bench` next83, 1.031 / 1.049 and 1.018 / 1.019 peers next84 and next69-p2), where the
-// model has shift 1.0% / 1.6% behind; at 1024 shift led by 1.0-1.6% (no rule: within 3% either way).
+// `dash-attn bench` next83, 1.030 / 1.047 and 1.016 / 1.018 peers next84 and next69-p2), where the
+// model (64-row tiles, what `auto` simulates) has shift 2.2% / 3.1% behind (kShiftLongFullModelGap);
+// at 1024 shift led by 1.0-1.6% (no rule: within 3% either way).
 constexpr int kShiftLongFullTilesHd64GroupTake = 16;
 static_assert(CostParams{}.shift_full_tiles_hd64 == kShiftLongFullTilesHd64 &&
                   kSm90Params.shift_full_tiles_hd64 == kShiftLongFullTilesHd64GroupTake,

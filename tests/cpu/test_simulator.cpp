@@ -321,26 +321,28 @@ TEST(Planner, HeadDim64ShiftRuleReachWithTheGroupTake) {
   // the schedules then run 96-row tiles, the model does not have those). The 96-row model (the
   // tiles of this test until the thirty-second session) picks the same.
   for (int bm : {64, 96}) {
-  const CostModel cost = CostModel::for_shape(64, bm, 128, CostParams::for_tiles(bm, 128));
-  ASSERT_EQ(cost.shift_full_tiles_hd64, 16);
-  for (int seqlen : {1024, 2048, 4096, 8192, 16384}) {
     SCOPED_TRACE(testing::Message() << "block_m " << bm);
-    const TileProblem p = sweep_problem(64, seqlen, false, bm, 128);
-    const auto rows = plan::plan_all(p, cost, 132, Dispatch::kDynamic);
-    const Schedule want = seqlen >= 2048 ? Schedule::kShift : plan::recommend_from(rows, p, 64, true, 64, 132, true, 0);
-    EXPECT_EQ(plan::recommend(p, cost, 132), want) << seqlen;
-    if (seqlen == 2048 || seqlen == 4096) {
-      EXPECT_NE(plan::recommend_from(rows), Schedule::kShift) << seqlen << ": the model alone picks shift; the rule is moot";
-      EXPECT_EQ(plan::measured_rule_schedule(p, 64, true, 64, 132, 16), Schedule::kShift) << seqlen;
-      EXPECT_NE(plan::measured_rule_schedule(p, 64, true, 64, 132, plan::kShiftLongFullTilesHd64), Schedule::kShift)
-          << seqlen << ": the drain kernels' reach";
+    const CostModel cost = CostModel::for_shape(64, bm, 128, CostParams::for_tiles(bm, 128));
+    ASSERT_EQ(cost.shift_full_tiles_hd64, 16);
+    CostModel no_rule = cost;  // the same set without the head_dim 64 shift rule
+    no_rule.shift_full_tiles_hd64 = 0;
+    for (int seqlen : {1024, 2048, 4096, 8192, 16384}) {
+      const TileProblem p = sweep_problem(64, seqlen, false, bm, 128);
+      const auto rows = plan::plan_all(p, cost, 132, Dispatch::kDynamic);
+      const Schedule want = seqlen >= 2048 ? Schedule::kShift : plan::recommend_from(rows, p, no_rule, 132);
+      EXPECT_EQ(plan::recommend(p, cost, 132), want) << seqlen;
+      if (seqlen == 2048 || seqlen == 4096) {
+        EXPECT_NE(plan::recommend_from(rows), Schedule::kShift) << seqlen << ": the model alone picks shift; the rule is moot";
+        EXPECT_EQ(plan::measured_rule_schedule(p, 64, true, 64, 132, 16), Schedule::kShift) << seqlen;
+        EXPECT_NE(plan::measured_rule_schedule(p, 64, true, 64, 132, plan::kShiftLongFullTilesHd64), Schedule::kShift)
+            << seqlen << ": the drain kernels' reach";
+      }
+      // Not causal, not head_dim 128.
+      EXPECT_NE(plan::measured_rule_schedule(sweep_problem(64, seqlen, true, 96, 128), 64, true, 64, 132, 16),
+                Schedule::kShift) << seqlen;
+      EXPECT_NE(plan::measured_rule_schedule(sweep_problem(128, seqlen, false, 64, 128), 128, true, 0, 132, 16),
+                Schedule::kShift) << seqlen;
     }
-    // Not causal, not head_dim 128.
-    EXPECT_NE(plan::measured_rule_schedule(sweep_problem(64, seqlen, true, 96, 128), 64, true, 64, 132, 16),
-              Schedule::kShift) << seqlen;
-    EXPECT_NE(plan::measured_rule_schedule(sweep_problem(128, seqlen, false, 64, 128), 128, true, 0, 132, 16),
-              Schedule::kShift) << seqlen;
-  }
   }
 }
 
