@@ -116,6 +116,8 @@ struct BwdLaunchInfo {
                            // (DASH_BWD_PDL=0 turns it off; not under CUDA graph capture; same bits)
   bool post_poll = false;  // sm90, ordered schedules: the postprocess converted each dQ tile once its
                            // chain completed, under the main kernel (DASH_BWD_POST_POLL; same bits)
+  bool post_queue = false; // with post_poll: its blocks took the tiles in the order their chains
+                           // completed (the completion queue, DASH_BWD_POST_QUEUE; same bits)
   bool pre_vec = false;    // the preprocess read O / dO with 16-byte loads (the default where they are
                            // 16-byte aligned; DASH_BWD_PRE_VEC=0 turns it off: other bits of
                            // D = rowsum(dO * O), so other gradient bits, reproducible either way)

@@ -57,7 +57,8 @@ def last_bwd_info() -> Optional[dict]:
     ``split_rank`` (the split dQ rank variant ran: shift / symmetric shift), ``writer_rank``
     (the dQ writer computed full-mask shift's closed-form rank), ``pdl`` (the main kernel and the
     postprocess ran as programmatic dependents), ``post_poll`` (the postprocess converted each dQ
-    tile as its chain completed), ``pre_vec`` (the preprocess read O / dO with 16-byte loads); None
+    tile as its chain completed), ``post_queue`` (its blocks took the tiles in the order their chains
+    completed), ``pre_vec`` (the preprocess read O / dO with 16-byte loads); None
     before the first backward. Needs
     the extension."""
     return _ops.extension().last_bwd_info()

@@ -153,6 +153,7 @@ BwdWorkspace bwd_workspace_layout(const AttnShape& s, int block_m) {
   w.dsum = off; off += align256(rows * sizeof(float));
   w.dq_accum = off; off += align256(rows * s.head_dim * sizeof(float));
   w.dq_sem = off; off += align256((size_t)s.batch * s.heads_q * m_tiles * sizeof(int));
+  w.dq_queue = off; off += align256((kDqQueueSlots + (size_t)s.batch * s.heads_q * m_tiles) * sizeof(int));
   w.task_counter = off; off += 256;
   // The last-wave split (sm90; full masks): room for the largest plan at this tile height (atomic's
   // and the ordered schedules' plans differ where there are >= 132 tasks).
@@ -519,6 +520,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.dq_sem = reinterpret_cast<int*>(w + ws.dq_sem);
   p.task_counter = reinterpret_cast<int*>(w + ws.task_counter);
   p.dq_mailbox = reinterpret_cast<int*>(w + ws.dq_mailbox);
+  p.dq_queue = nullptr;  // (set with post_poll below)
   p.split_partials = reinterpret_cast<float*>(w + ws.split_partials);
   p.split_count = reinterpret_cast<int*>(w + ws.split_count);
   p.seqlen_q_pad = tp.m_tiles() * tp.block_m;
@@ -568,6 +570,11 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     if (k > 0 && grid == grid_requested && grid - k >= std::max(1, model.min_coresident())) grid -= k;
   }
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
+  // The completion queue (DASH_BWD_POST_QUEUE=1; see BwdKernelParams::dq_queue): with the polling
+  // postprocess, its blocks convert tiles in the order they complete. Not with the overlap-writer
+  // draft (its writer does not append). The same bits (it moves when a tile is converted).
+  if (p.post_poll && !p.writer_overlap && kernels::env_set_to_one("DASH_BWD_POST_QUEUE"))
+    p.dq_queue = reinterpret_cast<int*>(w + ws.dq_queue);
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
   // Group take (default since the thirtieth session, docs/perf.md v31: +4-12% for shift / symmetric
@@ -642,6 +649,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.writer_rank = use_sm90 && kernels::bwd_sm90_writer_rank(model, s.head_dim);
     li.pdl = p.pdl != 0;
     li.post_poll = p.post_poll != 0;
+    li.post_queue = p.dq_queue != nullptr;
     li.pre_vec = p.pre_vec != 0;
     *info = li;
   }

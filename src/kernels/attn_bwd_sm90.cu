@@ -325,6 +325,13 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdK
   store_dq_chunk_tall<T, D, BM>(p, blockIdx.z, blockIdx.y, tile, c, x);
 }
 
+// The completion queue (p.dq_queue): slot = the writers' counter, then the tile's semaphore index + 1
+// stored with release (0: not yet written).
+__device__ __forceinline__ void dq_queue_push(int* queue, int sem_index) {
+  const int slot = atomicAdd(queue + kDqQueuePush, 1);
+  ptx::st_release_gpu(queue + kDqQueueSlots + slot, sem_index + 1);
+}
+
 // The polling postprocess (p.post_poll: with p.pdl, ordered schedules): one block per dQ tile (grid
 // m_tiles x heads_q x batch), started while the main kernel still runs (on the SMs its finished
 // CTAs leave). Thread 0 waits until the tile's semaphore equals the tile's chain length (every
@@ -334,18 +341,52 @@ __global__ void __launch_bounds__(256) attn_bwd_postprocess_sm90_bm80(const BwdK
 // rows that see no key; with the first store never written) is written as 0, as the other
 // postprocess does. No deadlock: the main kernel lets this grid launch only once every one of its
 // CTAs runs (each triggers after its start), and those finish without waiting for this grid.
+// With the completion queue (p.dq_queue) a block's tile is not its grid position: the first Z blocks
+// (in linear block order) take the tiles no contribution reaches (chain length 0: the first z0 Q
+// tiles of every (batch, query head), causal rows that see no key), the others one queue slot each,
+// in the order they acquire the pop counter, and wait until a writer has filled it. Every tile
+// with a contribution is appended exactly once (by its last contribution's writer), so the slots
+// filled equal the blocks that pop; no deadlock, as above.
 template <typename T, int D, int BM>
 __global__ void __launch_bounds__(256) attn_bwd_sm90_postprocess_poll(const BwdKernelParams p) {
   constexpr int kPer = BM * D / 4 / 256;
   static_assert(kPer * 256 * 4 == BM * D, "a tile is a whole number of 256-chunk rounds");
-  const int tile = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const TileProblem& tp = p.model.p;
-  const int need = p.model.chain_length(tile);
-  if (threadIdx.x == 0) {
-    const int* sem = p.dq_sem + dq_sem_index(p.model, b, h, tile);
-    while (ptx::ld_acquire_gpu(sem) != need) __nanosleep(128);
+  int tile = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  if (p.dq_queue != nullptr) {
+    __shared__ int s_index;
+    if (threadIdx.x == 0) {
+      const int m = tp.m_tiles();
+      int z0 = 0;
+      while (z0 < m && p.model.chain_length(z0) == 0) ++z0;
+      const int64_t beta = ((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+      const int64_t zero_tiles = (int64_t)tp.batch * tp.heads_q * z0;
+      int index;
+      if (beta < zero_tiles) {
+        index = static_cast<int>((beta / z0) * m + beta % z0);
+      } else {
+        const int slot = atomicAdd(p.dq_queue + kDqQueuePop, 1);
+        const int* q = p.dq_queue + kDqQueueSlots + slot;
+        int v;
+        while ((v = ptx::ld_acquire_gpu(q)) == 0) __nanosleep(128);
+        index = v - 1;
+      }
+      s_index = index;
+    }
+    __syncthreads();  // (orders the other threads' reads after thread 0's acquire)
+    const int index = s_index, m = tp.m_tiles();
+    tile = index % m;
+    h = (index / m) % tp.heads_q;
+    b = index / m / tp.heads_q;
   }
-  __syncthreads();
+  const int need = p.model.chain_length(tile);
+  if (p.dq_queue == nullptr) {
+    if (threadIdx.x == 0) {
+      const int* sem = p.dq_sem + dq_sem_index(p.model, b, h, tile);
+      while (ptx::ld_acquire_gpu(sem) != need) __nanosleep(128);
+    }
+    __syncthreads();
+  }
   const float4* src =
       reinterpret_cast<const float4*>(p.dq_accum + ((int64_t)b * tp.heads_q + h) * p.seqlen_q_pad * D + (int64_t)tile * BM * D);
   float4 x[kPer];
@@ -481,6 +522,9 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
     if (ordered) {
       cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
       ptx::red_release_gpu_add(sem, 1);
+      // The tile's last contribution: to the completion queue (after the release above, so that a
+      // block acquiring the slot sees every add of the tile).
+      if (p.dq_queue != nullptr && rank + 1 == M.chain_length(mi)) dq_queue_push(p.dq_queue, static_cast<int>(sem - p.dq_sem));
     }
     atomicAdd(s_reduced, 1);  // tiles done, for the taker's drain (an atomic: racecheck-clean)
     if (!early) cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);

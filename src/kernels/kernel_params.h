@@ -44,6 +44,13 @@ struct BwdKernelParams {
   int* dq_sem;       // (batch, heads_q, m_tiles): contributions landed so far
   int* task_counter; // dynamic dispatch
   int* dq_mailbox;   // per CTA: metadata of the two staged dQ tiles (MMA warps -> dQ writer)
+  // The completion queue (with post_poll; nullptr: off; DASH_BWD_POST_QUEUE): the dQ writer that lands
+  // a tile's last contribution (rank + 1 == chain length) appends the tile's semaphore index + 1 to
+  // it, and each polling postprocess block converts the tile in the next slot, so that the blocks
+  // convert tiles in the order they complete instead of waiting in tile order for the late ones.
+  // Words: [kDqQueuePop] the blocks' slot counter, [kDqQueuePush] the writers' one, slots from
+  // [kDqQueueSlots] (batch x heads_q x m_tiles of them); zeroed with the semaphores.
+  int* dq_queue;
   // The last-wave split (sm90 backward; model.split(), ScheduleModel::with_last_wave_split):
   // split_partials holds one dK / dV partial per piece (model.split_tasks x split_pieces slots of
   // 256 MMA threads x head_dim floats, in the threads' fragment order), split_count one counter
@@ -147,6 +154,7 @@ struct BwdKernelParams {
 };
 
 inline constexpr int kDefaultTakeAhead = 1;
+inline constexpr int kDqQueuePop = 0, kDqQueuePush = 32, kDqQueueSlots = 64;  // (separate 128-byte lines)
 
 // SMs the sm90 backward's main kernel leaves to the polling postprocess when DASH_BWD_POST_SMS is
 // unset (docs/perf.md v32 item 1): 2 up to 2048 keys, where the postprocess's tail is a few percent
@@ -156,7 +164,7 @@ inline int post_sms_default(int64_t seqlen_k) { return seqlen_k <= kPostSmsMaxKe
 
 // Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
 struct BwdWorkspace {
-  size_t lse_log2, dsum, dq_accum, dq_sem, task_counter, split_count, dq_mailbox, total;
+  size_t lse_log2, dsum, dq_accum, dq_sem, dq_queue, task_counter, split_count, dq_mailbox, total;
   size_t split_partials, split_bytes;  // the last-wave split's dK / dV partials (not zeroed; 0 bytes: none)
   size_t zero_begin, zero_bytes;  // the part zeroed before every backward (dQ accum + semaphores)
   size_t q_pack, do_pack, pack_bytes;  // DASH_BWD_REPACK=1 only (pack_bytes 0 otherwise), not zeroed

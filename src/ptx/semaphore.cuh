@@ -19,6 +19,10 @@ __device__ __forceinline__ void red_release_gpu_add(int* p, int v) {
   asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 
+__device__ __forceinline__ void st_release_gpu(int* p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
 // Spin until *sem == expected. One thread per CTA calls this. In DASH_DEBUG_WAITS builds the
 // wait is bounded (src/ptx/debug_wait.cuh) and traps with the context instead of hanging.
 __device__ __forceinline__ void wait_equal(const int* sem, int expected, int task, int q_tile,

@@ -989,6 +989,79 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
   std::printf("compared %d launches, %d refused (below the co-resident group)\n", compared, refused);
 }
 
+// The completion queue (DASH_BWD_POST_QUEUE=1, BwdKernelParams::dq_queue): the polling postprocess's
+// blocks take the dQ tiles in the order their chains complete (the writer of each tile's last
+// contribution appends it) instead of one tile per grid position. Only when a tile is converted
+// changes: dQ element for element and dK / dV bit for bit equal to the plain launches, every
+// deterministic schedule, 64 / 80 / 96-row tiles, full / causal, GQA, seqlen_q > seqlen_k (tiles no
+// contribution reaches: the first blocks write them as 0, the queue never holds them), grids
+// default / 31 / 7 / 1, both dispatches, with and without SMs left to the postprocess
+// (DASH_BWD_POST_SMS=3), the workspace poisoned before each run (the queue's counters and slots must
+// be zeroed with the semaphores); BwdLaunchInfo::post_queue says it ran.
+TEST(BwdSm90PostQueue, SameGradientsAsThePlainLaunches) {
+  REQUIRE_SM90();
+  ScopedEnv bm_env("DASH_BWD_SM90_BLOCK_M", nullptr);
+  int seed = 9600, compared = 0, refused = 0;
+  for (auto [dt, d, causal, shape] :
+       {std::tuple{DType::kBF16, 128, false, std::tuple{1, 2048, 2048, 4, 1}},
+        std::tuple{DType::kBF16, 128, true, std::tuple{2, 1000, 113, 8, 2}},
+        std::tuple{DType::kFP16, 128, true, std::tuple{1, 1100, 1300, 4, 2}},
+        std::tuple{DType::kBF16, 64, false, std::tuple{1, 1100, 1300, 4, 1}},
+        std::tuple{DType::kBF16, 64, true, std::tuple{2, 1300, 300, 4, 4}}}) {
+    ProblemSpec s = spec_of(dt, d, causal, shape, seed++);
+    Problem pr(s);
+    ASSERT_TRUE(tested_forward(pr).ok());
+    CUDA_OK(cudaDeviceSynchronize());
+    for (Schedule sc : {Schedule::kDescending, Schedule::kShift, Schedule::kSymmetricShift, Schedule::kSpt,
+                        Schedule::kAscending}) {
+      Grads ref;
+      BwdLaunchInfo info0;
+      {
+        ScopedEnv off("DASH_BWD_PDL", "0");
+        ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info0).ok()) << s.str();
+        CUDA_OK(cudaDeviceSynchronize());
+        EXPECT_FALSE(info0.post_queue);
+        ASSERT_NO_FATAL_FAILURE(record_grads(pr, &ref));
+      }
+      ScopedEnv pdl("DASH_BWD_PDL", "1");
+      ScopedEnv poll("DASH_BWD_POST_POLL", "1");
+      ScopedEnv queue("DASH_BWD_POST_QUEUE", "1");
+      for (const char* post_sms : {"0", "3"})
+        for (int grid : {0, 31, 7, 1})
+          for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic}) {
+            if (std::strcmp(post_sms, "3") == 0 && grid != 0) continue;  // (a caller's grid is kept)
+            ScopedEnv ps("DASH_BWD_POST_SMS", post_sms);
+            AttnBwdParams p = pr.bwd_params(sc);
+            if (grid > 0) p.num_ctas = grid;
+            p.dispatch = disp;
+            p.allow_fallback = false;
+            CUDA_OK(cudaMemset(pr.workspace.ptr, 0xff, pr.workspace.bytes));  // NaN floats, -1 ints
+            CUDA_OK(cudaDeviceSynchronize());
+            BwdLaunchInfo info1;
+            const Status st = run_sm90_bwd(pr, p, &info1);
+            if (st.code == StatusCode::kInsufficientResources) {  // below the co-resident group
+              ASSERT_TRUE(sc == Schedule::kShift || sc == Schedule::kSymmetricShift) << st.message;
+              ++refused;
+              continue;
+            }
+            ASSERT_TRUE(st.ok()) << s.str() << " " << st.message;
+            ++compared;
+            EXPECT_TRUE(info1.post_poll);
+            EXPECT_TRUE(info1.post_queue);
+            CUDA_OK(cudaDeviceSynchronize());
+            ASSERT_EQ(info1.block_m, info0.block_m);
+            expect_same_grads(pr, ref, true,
+                              s.str() + " " + schedule_name(sc) + " bm " + std::to_string(info1.block_m) + " grid " +
+                                  std::to_string(grid) + " " + dispatch_name(disp) + " post SMs " + post_sms);
+          }
+    }
+  }
+  // 5 shapes x 5 ordered schedules x (4 grids x 2 dispatches + 2 dispatches with post SMs).
+  EXPECT_EQ(compared + refused, 5 * 5 * 10);
+  EXPECT_GT(compared, 5 * 3 * 10);
+  std::printf("compared %d launches, %d refused (below the co-resident group)\n", compared, refused);
+}
+
 // The two preprocesses: the 16-byte-load one (the default, attn_bwd_preprocess_vec; first run on
 // the GPU in the twenty-second session) and the scalar one (DASH_BWD_PRE_VEC=0). Each has its own
 // summation order of D = rowsum(dO * O), so its own bits; both checked against the float64

@@ -331,6 +331,7 @@ py::object last_bwd_info() {
   d["writer_rank"] = info.writer_rank;
   d["pdl"] = info.pdl;
   d["post_poll"] = info.post_poll;
+  d["post_queue"] = info.post_queue;
   d["pre_vec"] = info.pre_vec;
   d["fell_back"] = info.fell_back;
   d["note"] = std::string(info.note);
