@@ -12,7 +12,7 @@ gpu_setup gpu-next92
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
   echo "== tests $(el)"
-  timeout -k 5 240 bins/new/dash_gpu_tests --gtest_filter='BwdSm90PostQueue.*:BwdSm90Pdl.*:BwdSm90PostSms.*' > "$O/tests.log" 2>&1
+  timeout -k 5 240 bins/new/dash_gpu_tests --gtest_filter="${TESTS:-BwdSm90PostQueue.*:BwdSm90Pdl.*:BwdSm90PostSms.*}" > "$O/tests.log" 2>&1
   echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|compared" "$O/tests.log" | head
   echo "== memcheck $(el)"
   DASH_BWD_POST_QUEUE=1 DASH_BWD_POST_SMS=3 timeout -k 5 120 compute-sanitizer --tool memcheck bins/new/dash-attn bench \
@@ -20,7 +20,7 @@ if [ "${PART:-1}" = 1 ]; then
     > "$O/san-memcheck.log" 2>&1
   echo "memcheck rc $? $(grep -E 'ERROR SUMMARY' "$O/san-memcheck.log" | tr '\n' ' ')"
   echo "== A/B $(el)"
-  CONFIGS="0,0 1,0 0,2 1,2 1,4"
+  CONFIGS=${CONFIGS:-"0,0 1,0 0,2 1,2 1,4"}
   for r in $(seq 1 "${ROUNDS:-2}"); do
     for c in $CONFIGS; do
       q=${c%,*}; k=${c#*,}
