@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GPU machine (thirty-third session). .snap: bins/new = HEAD (dash-attn, dash_gpu_tests); head.tgz = `git archive HEAD`.
-#   PART=1: the whole GPU suite (6 shards, sanitizers) with the defaults, then `dash-attn bench` of every schedule.
+#   PART=1: the new defaults against DASH_BWD_POST_QUEUE=0 (auto, shift, descending; 2 rounds), then the whole GPU
+#           suite (6 shards, sanitizers) with the defaults.
 #   PART=2: the package, `pytest tests/python`, peers (3 rounds; PEERS_ARGS to narrow it).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -9,7 +10,41 @@ gpu_setup gpu-next93
 {
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
-  suite_and_bench "BwdSm90PostQueue|BwdSm90Pdl|BwdSm90PostSms|BwdSm90Auto"
+  # The default (queue by schedule, post SMs with it) against DASH_BWD_POST_QUEUE=0 (the thirty-second
+  # session's defaults), `auto` and the schedules it picks, 2 interleaved rounds.
+  echo "== A/B $(el)"
+  for r in 1 2; do
+    for cfg in old new; do
+      for d in 128 64; do
+        for c in 0 1; do
+          if [ $cfg = old ]; then export DASH_BWD_POST_QUEUE=0; else unset DASH_BWD_POST_QUEUE; fi
+          timeout -k 5 60 bins/new/dash-attn bench --hdim $d --causal $c --seqlen 1024,2048,4096,8192,16384 \
+            --schedules auto,shift,descending --json "$O/ab-$cfg-d$d-c$c-r$r.json" > /dev/null 2>&1 || echo "bench $cfg $d $c r$r rc $?"
+        done
+      done
+    done
+  done
+  unset DASH_BWD_POST_QUEUE
+  python3 - "$O" <<'PY'
+import json, sys, glob
+O = sys.argv[1]
+t, h, info = {}, {}, {}
+for f in glob.glob(f"{O}/ab-*-r*.json"):
+    cfg = f.split("/ab-")[1].split("-")[0]
+    for row in json.load(open(f)):
+        key = (row["hdim"], row["causal"], row["schedule"], row["seqlen"])
+        t.setdefault((cfg,) + key, []).append(row["bwd_ms"])
+        h.setdefault(key, set()).add(row["grad_hash"])
+        if cfg == "new": info[key] = (row["ran"], row.get("post_queue"))
+print("speed new / old (min of 2 rounds; new ms; the schedule auto ran; queue)")
+for key in sorted({k[1:] for k in t}):
+    o, n = min(t[("old",) + key]), min(t[("new",) + key])
+    print(f"hdim {key[0]:3d} {'causal' if key[1] else 'full  '} {key[2]:10s} {key[3]:6d} {o / n:.3f} ({n:.3f}; {info[key][0]}; {info[key][1]})" +
+          ("" if len(h[key]) == 1 else "  BITS DIFFER"))
+PY
+  echo "== tests $(el)"
+  SHARDS=${SHARDS:-6} TEST_FILTER='*' LIMIT_S=${LIMIT_S:-320} bash scripts/gpu-bwd-tests.sh "$O"
+  grep -h -E "BwdSm90PostQueue|BwdSm90Pdl|BwdSm90PostSms|BwdSm90Auto" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -12
 fi
 if [ "${PART:-1}" = 2 ]; then
   head_pip_bg || exit 1

@@ -557,24 +557,32 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     const bool small_tile = s.head_dim == 64 && tp.block_m == kernels::kBwdSm90BlockM;
     p.post_poll = p.pdl && ordered_sm90 && (pp != nullptr ? std::atoi(pp) != 0 : !small_tile);
   }
-  // Post SMs (DASH_BWD_POST_SMS=k; default 2 up to 2048 keys, 0 above, since the thirty-first
-  // session, docs/perf.md v32 item 1): with the polling postprocess and no grid chosen by the caller,
-  // launch the main kernel on k fewer CTAs than fit (when there are tasks for all of them and the
-  // schedule's co-resident group still fits), so that k SMs run the postprocess's blocks while the
-  // main kernel runs (it triggers their launch at its top): dQ tiles are converted soon after their
-  // last add, from L2, instead of in the tail. Measured k = 2 / 0 (next82, next83, H100): +0.4-2.5% at
-  // 1-2k, level at 4k-16k. The grid size never changes the bits.
+  // The completion queue (BwdKernelParams::dq_queue; docs/bwd-sm90.md "The completion queue"): with
+  // the polling postprocess, its blocks convert tiles in the order they complete. Default on where a
+  // head's last contributions are spread over its tasks (kernels::post_queue_default: shift,
+  // symmetric shift, causal descending at head_dim 128); DASH_BWD_POST_QUEUE=0 / =1 forces it. Not
+  // with the overlap-writer draft (its writer does not append). The same bits.
+  p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
+  if (p.post_poll && !p.writer_overlap) {
+    const char* pq = kernels::env_get("DASH_BWD_POST_QUEUE");
+    if (pq != nullptr ? std::atoi(pq) != 0 : kernels::post_queue_default(model.schedule, s.causal, s.head_dim))
+      p.dq_queue = reinterpret_cast<int*>(w + ws.dq_queue);
+  }
+  // Post SMs (DASH_BWD_POST_SMS=k; kernels::post_sms_default): with the polling postprocess and no
+  // grid chosen by the caller, launch the main kernel on k fewer CTAs than fit (when there are tasks
+  // for all of them and the schedule's co-resident group still fits), so that k SMs run the
+  // postprocess's blocks while the main kernel runs (it triggers their launch at its top): dQ tiles
+  // are converted soon after their last add, from L2, instead of in the tail. Without the queue 2 up
+  // to 2048 keys (the thirty-first session, docs/perf.md v32 item 1: +0.4-2.5% at 1-2k, level from
+  // 4k, where the blocks waited in tile order); with it, at every length, 4 for the grouped schedules
+  // (the CTAs past their last whole group stall anyway) and 2 otherwise (v34). The grid size never
+  // changes the bits.
   if (p.post_poll && a.num_ctas == 0) {
     const char* ps = kernels::env_get("DASH_BWD_POST_SMS");
-    const int k = ps != nullptr ? std::max(0, std::atoi(ps)) : kernels::post_sms_default(s.seqlen_k);
+    const int k = ps != nullptr ? std::max(0, std::atoi(ps))
+                                : kernels::post_sms_default(s.seqlen_k, p.dq_queue != nullptr, model.min_coresident() > 1);
     if (k > 0 && grid == grid_requested && grid - k >= std::max(1, model.min_coresident())) grid -= k;
   }
-  p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
-  // The completion queue (DASH_BWD_POST_QUEUE=1; see BwdKernelParams::dq_queue): with the polling
-  // postprocess, its blocks convert tiles in the order they complete. Not with the overlap-writer
-  // draft (its writer does not append). The same bits (it moves when a tile is converted).
-  if (p.post_poll && !p.writer_overlap && kernels::env_set_to_one("DASH_BWD_POST_QUEUE"))
-    p.dq_queue = reinterpret_cast<int*>(w + ws.dq_queue);
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
   // Group take (default since the thirtieth session, docs/perf.md v31: +4-12% for shift / symmetric

@@ -157,10 +157,26 @@ inline constexpr int kDefaultTakeAhead = 1;
 inline constexpr int kDqQueuePop = 0, kDqQueuePush = 32, kDqQueueSlots = 64;  // (separate 128-byte lines)
 
 // SMs the sm90 backward's main kernel leaves to the polling postprocess when DASH_BWD_POST_SMS is
-// unset (docs/perf.md v32 item 1): 2 up to 2048 keys, where the postprocess's tail is a few percent
-// of the backward; 0 above, where k = 2 measured level (0.983-1.029 at 4k-16k, next83).
+// unset. Without the completion queue (docs/perf.md v32 item 1): 2 up to 2048 keys, where the
+// postprocess's tail is a few percent of the backward; 0 above, where k = 2 measured level
+// (0.983-1.029 at 4k-16k, next83: the blocks waited in tile order on the latest tiles). With the
+// queue (v34, next92, H100): at every length, 4 for the grouped schedules (shift, symmetric shift:
+// with 132 SMs the CTAs past the last whole group stall anyway; +0.3-3.7% at 1k-16k against no
+// queue and no post SMs) and 2 for the others (causal descending +0.8-2.1% at 2k-16k).
 inline constexpr int kPostSmsMaxKeys = 2048;
-inline int post_sms_default(int64_t seqlen_k) { return seqlen_k <= kPostSmsMaxKeys ? 2 : 0; }
+inline int post_sms_default(int64_t seqlen_k, bool queue = false, bool grouped = false) {
+  if (queue) return grouped ? 4 : 2;
+  return seqlen_k <= kPostSmsMaxKeys ? 2 : 0;
+}
+// Whether the completion queue is on by default (DASH_BWD_POST_QUEUE unset): where a head's last
+// contributions to its dQ tiles are spread over its tasks. Where one task makes them all (full-mask
+// ascending / descending: KV tile n - 1; spt: KV tile 0) its writer appends every tile, and the queue
+// lost: hdim 128 full ascending / descending 0.81-0.89 at 4k-8k, causal spt 0.98-0.99 (next92, H100;
+// why that much is not known: not traced). Measured on: shift and symmetric shift (hdim 128 full /
+// causal, hdim 64 full), causal descending at hdim 128.
+inline bool post_queue_default(Schedule s, bool causal, int head_dim) {
+  return s == Schedule::kShift || s == Schedule::kSymmetricShift || (causal && s == Schedule::kDescending && head_dim == 128);
+}
 
 // Workspace carve-up (256-byte aligned sections), shared by the size query and the launcher.
 struct BwdWorkspace {

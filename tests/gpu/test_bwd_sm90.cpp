@@ -1543,6 +1543,8 @@ TEST(BwdSm90PostSms, BitwiseEqualAndTheGridShrinks) {
     ASSERT_TRUE(tested_forward(pr).ok());
     const int dflt = kernels::post_sms_default(keys);
     EXPECT_EQ(dflt, keys <= kernels::kPostSmsMaxKeys ? 2 : 0);
+    EXPECT_EQ(kernels::post_sms_default(keys, true, true), 4);
+    EXPECT_EQ(kernels::post_sms_default(keys, true, false), 2);
     for (const char* k : {static_cast<const char*>(nullptr), "0", "3"}) {
       ScopedEnv on("DASH_BWD_POST_SMS", k);
       AttnBwdParams p = pr.bwd_params(Schedule::kDescending);
@@ -1555,6 +1557,43 @@ TEST(BwdSm90PostSms, BitwiseEqualAndTheGridShrinks) {
       EXPECT_EQ(info.num_ctas, 100) << "DASH_BWD_POST_SMS=" << (k ? k : "(unset)") << " keys " << keys;
     }
   }
+}
+
+// The completion queue's defaults (kernels::post_queue_default, post_sms_default): on for shift,
+// symmetric shift and causal descending at head_dim 128, off for full-mask descending / ascending
+// and spt; with it the main kernel leaves 4 SMs to the postprocess for the grouped schedules and 2
+// for the others, at every length; DASH_BWD_POST_QUEUE=0 restores the old rule; the same bits.
+TEST(BwdSm90PostQueue, DefaultsByScheduleAndGrid) {
+  REQUIRE_SM90();
+  int sms = 0;
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  struct Case { int d; bool causal; Schedule sc; bool queue; int post_sms; };
+  for (const int keys : {1024, 4096})
+    for (const Case& c : {Case{128, false, Schedule::kShift, true, 4}, Case{128, true, Schedule::kSymmetricShift, true, 4},
+                          Case{128, true, Schedule::kDescending, true, 2}, Case{64, false, Schedule::kShift, true, 4},
+                          Case{128, false, Schedule::kDescending, false, keys <= kernels::kPostSmsMaxKeys ? 2 : 0},
+                          Case{128, true, Schedule::kSpt, false, keys <= kernels::kPostSmsMaxKeys ? 2 : 0}}) {
+      // (8 heads x 8192 tokens: >= 256 tasks for every schedule, so the whole grid has tasks)
+      ProblemSpec s = spec_of(DType::kBF16, c.d, c.causal, {8192 / keys, keys, keys, 8, 8}, 8470 + keys + c.d);
+      Problem pr(s);
+      ASSERT_TRUE(tested_forward(pr).ok());
+      AttnBwdParams p = pr.bwd_params(c.sc);
+      BwdLaunchInfo info;
+      uint64_t h_old = 0;
+      ScopedEnv ps("DASH_BWD_POST_SMS", nullptr);
+      {
+        ScopedEnv off("DASH_BWD_POST_QUEUE", "0");
+        ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
+        EXPECT_FALSE(info.post_queue);
+        h_old = pr.grad_hash();
+      }
+      ScopedEnv unset("DASH_BWD_POST_QUEUE", nullptr);
+      ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok());
+      const std::string what = s.str() + " " + schedule_name(c.sc);
+      EXPECT_EQ(info.post_queue, c.queue) << what;
+      EXPECT_EQ(info.num_ctas, sms - c.post_sms) << what;
+      EXPECT_EQ(pr.grad_hash(), h_old) << what;
+    }
 }
 
 // DASH_BWD_REPACK=1 (draft, docs/bwd-sm90.md "Repack draft"): the sm90 kernel reads head-major
