@@ -13,7 +13,7 @@ if [ "${PART:-1}" = 1 ]; then
   # The default (queue by schedule, post SMs with it) against DASH_BWD_POST_QUEUE=0 (the thirty-second
   # session's defaults), `auto` and the schedules it picks, 2 interleaved rounds.
   echo "== A/B $(el)"
-  for r in 1 2; do
+  for r in $(seq 1 "${ROUNDS:-2}"); do
     for cfg in old new; do
       for d in 128 64; do
         for c in 0 1; do
@@ -36,7 +36,7 @@ for f in glob.glob(f"{O}/ab-*-r*.json"):
         t.setdefault((cfg,) + key, []).append(row["bwd_ms"])
         h.setdefault(key, set()).add(row["grad_hash"])
         if cfg == "new": info[key] = (row["ran"], row.get("post_queue"))
-print("speed new / old (min of 2 rounds; new ms; the schedule auto ran; queue)")
+print("speed new / old (min of the rounds; new ms; the schedule auto ran; queue)")
 for key in sorted({k[1:] for k in t}):
     o, n = min(t[("old",) + key]), min(t[("new",) + key])
     print(f"hdim {key[0]:3d} {'causal' if key[1] else 'full  '} {key[2]:10s} {key[3]:6d} {o / n:.3f} ({n:.3f}; {info[key][0]}; {info[key][1]})" +
