@@ -559,8 +559,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   }
   // The completion queue (BwdKernelParams::dq_queue; docs/bwd-sm90.md "The completion queue"): with
   // the polling postprocess, its blocks convert tiles in the order they complete. Default on where a
-  // head's last contributions are spread over its tasks (kernels::post_queue_default: shift,
-  // symmetric shift, causal descending at head_dim 128); DASH_BWD_POST_QUEUE=0 / =1 forces it. Not
+  // head's last contributions are spread over its tasks (kernels::post_queue_default: full-mask
+  // shift, symmetric shift, causal descending at head_dim 128); DASH_BWD_POST_QUEUE=0 / =1 forces it. Not
   // with the overlap-writer draft (its writer does not append). The same bits.
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   if (p.post_poll && !p.writer_overlap) {

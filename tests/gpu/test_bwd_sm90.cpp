@@ -1559,9 +1559,9 @@ TEST(BwdSm90PostSms, BitwiseEqualAndTheGridShrinks) {
   }
 }
 
-// The completion queue's defaults (kernels::post_queue_default, post_sms_default): on for shift,
-// symmetric shift and causal descending at head_dim 128, off for full-mask descending / ascending
-// and spt; with it the main kernel leaves 4 SMs to the postprocess for the grouped schedules and 2
+// The completion queue's defaults (kernels::post_queue_default, post_sms_default): on for full-mask
+// shift, symmetric shift and causal descending at head_dim 128, off for full-mask descending /
+// ascending, spt and causal shift; with it the main kernel leaves 4 SMs to the postprocess for the grouped schedules and 2
 // for the others, at every length; DASH_BWD_POST_QUEUE=0 restores the old rule; the same bits.
 TEST(BwdSm90PostQueue, DefaultsByScheduleAndGrid) {
   REQUIRE_SM90();
@@ -1572,7 +1572,8 @@ TEST(BwdSm90PostQueue, DefaultsByScheduleAndGrid) {
     for (const Case& c : {Case{128, false, Schedule::kShift, true, 4}, Case{128, true, Schedule::kSymmetricShift, true, 4},
                           Case{128, true, Schedule::kDescending, true, 2}, Case{64, false, Schedule::kShift, true, 4},
                           Case{128, false, Schedule::kDescending, false, keys <= kernels::kPostSmsMaxKeys ? 2 : 0},
-                          Case{128, true, Schedule::kSpt, false, keys <= kernels::kPostSmsMaxKeys ? 2 : 0}}) {
+                          Case{128, true, Schedule::kSpt, false, keys <= kernels::kPostSmsMaxKeys ? 2 : 0},
+                          Case{128, true, Schedule::kShift, false, keys <= kernels::kPostSmsMaxKeys ? 2 : 0}}) {
       // (8 heads x 8192 tokens: >= 256 tasks for every schedule, so the whole grid has tasks)
       ProblemSpec s = spec_of(DType::kBF16, c.d, c.causal, {8192 / keys, keys, keys, 8, 8}, 8470 + keys + c.d);
       Problem pr(s);
