@@ -857,6 +857,31 @@ TEST(BwdSm90LastWaveSplit, AccurateReproducibleAndDqUnchanged) {
   EXPECT_EQ(split_runs, 4 * 4 + 1);
 }
 
+// One launch of schedule sc on `grid` (0: the default) with dispatch `disp`, the workspace poisoned
+// first (NaN floats, -1 ints), compared with `ref`: dQ element for element, dK / dV bit for bit, and
+// the tile height `want_block_m`. *refused: the launcher refused it below the co-resident group (shift
+// and symmetric shift only; nothing compared). *info: what ran. BwdSm90Pdl, BwdSm90PostQueue.
+void expect_poisoned_launch_matches(Problem& pr, const Grads& ref, Schedule sc, int grid, Dispatch disp,
+                                    int want_block_m, const std::string& what, BwdLaunchInfo* info, bool* refused) {
+  AttnBwdParams p = pr.bwd_params(sc);
+  if (grid > 0) p.num_ctas = grid;
+  p.dispatch = disp;
+  p.allow_fallback = false;
+  CUDA_OK(cudaMemset(pr.workspace.ptr, 0xff, pr.workspace.bytes));
+  CUDA_OK(cudaDeviceSynchronize());
+  const Status st = run_sm90_bwd(pr, p, info);
+  *refused = st.code == StatusCode::kInsufficientResources;
+  if (*refused) {
+    ASSERT_TRUE(sc == Schedule::kShift || sc == Schedule::kSymmetricShift) << st.message;
+    return;
+  }
+  ASSERT_TRUE(st.ok()) << what << " " << st.message;
+  CUDA_OK(cudaDeviceSynchronize());
+  ASSERT_EQ(info->block_m, want_block_m) << what;
+  expect_same_grads(pr, ref, true,
+                    what + " bm " + std::to_string(info->block_m) + " grid " + std::to_string(grid) + " " + dispatch_name(disp));
+}
+
 // The first dQ contribution stored instead of added (p.dq_first_store, DASH_BWD_DQ_FIRST_STORE,
 // default on: dq_accum is not zeroed before the backward): with the whole workspace poisoned (NaN
 // bytes) first, every deterministic schedule gives dQ equal to the zeroed accumulator's (=0: as
@@ -956,28 +981,18 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
         }
         for (int grid : {0, 31, 7, 1})
           for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic}) {
-            AttnBwdParams p = pr.bwd_params(sc);
-            if (grid > 0) p.num_ctas = grid;
-            p.dispatch = disp;
-            p.allow_fallback = false;
-            CUDA_OK(cudaMemset(pr.workspace.ptr, 0xff, pr.workspace.bytes));  // NaN floats, -1 ints
-            CUDA_OK(cudaDeviceSynchronize());
             BwdLaunchInfo info1;
-            const Status st = run_sm90_bwd(pr, p, &info1);
-            if (st.code == StatusCode::kInsufficientResources) {  // below the co-resident group
-              ASSERT_TRUE(sc == Schedule::kShift || sc == Schedule::kSymmetricShift) << st.message;
+            bool was_refused = false;
+            ASSERT_NO_FATAL_FAILURE(expect_poisoned_launch_matches(
+                pr, ref, sc, grid, disp, info0.block_m, s.str() + " " + schedule_name(sc) + " poll " + poll, &info1,
+                &was_refused));
+            if (was_refused) {
               ++refused;
               continue;
             }
-            ASSERT_TRUE(st.ok()) << s.str() << " " << st.message;
             ++compared;
             EXPECT_TRUE(info1.pdl);
             EXPECT_EQ(info1.post_poll, std::strcmp(poll, "1") == 0);
-            CUDA_OK(cudaDeviceSynchronize());
-            ASSERT_EQ(info1.block_m, info0.block_m);
-            expect_same_grads(pr, ref, true,
-                              s.str() + " " + schedule_name(sc) + " bm " + std::to_string(info1.block_m) + " grid " +
-                                  std::to_string(grid) + " " + dispatch_name(disp) + " poll " + poll);
           }
       }
     }
@@ -1031,28 +1046,18 @@ TEST(BwdSm90PostQueue, SameGradientsAsThePlainLaunches) {
           for (Dispatch disp : {Dispatch::kDynamic, Dispatch::kStatic}) {
             if (std::strcmp(post_sms, "3") == 0 && grid != 0) continue;  // (a caller's grid is kept)
             ScopedEnv ps("DASH_BWD_POST_SMS", post_sms);
-            AttnBwdParams p = pr.bwd_params(sc);
-            if (grid > 0) p.num_ctas = grid;
-            p.dispatch = disp;
-            p.allow_fallback = false;
-            CUDA_OK(cudaMemset(pr.workspace.ptr, 0xff, pr.workspace.bytes));  // NaN floats, -1 ints
-            CUDA_OK(cudaDeviceSynchronize());
             BwdLaunchInfo info1;
-            const Status st = run_sm90_bwd(pr, p, &info1);
-            if (st.code == StatusCode::kInsufficientResources) {  // below the co-resident group
-              ASSERT_TRUE(sc == Schedule::kShift || sc == Schedule::kSymmetricShift) << st.message;
+            bool was_refused = false;
+            ASSERT_NO_FATAL_FAILURE(expect_poisoned_launch_matches(
+                pr, ref, sc, grid, disp, info0.block_m,
+                s.str() + " " + schedule_name(sc) + " post SMs " + post_sms, &info1, &was_refused));
+            if (was_refused) {
               ++refused;
               continue;
             }
-            ASSERT_TRUE(st.ok()) << s.str() << " " << st.message;
             ++compared;
             EXPECT_TRUE(info1.post_poll);
             EXPECT_TRUE(info1.post_queue);
-            CUDA_OK(cudaDeviceSynchronize());
-            ASSERT_EQ(info1.block_m, info0.block_m);
-            expect_same_grads(pr, ref, true,
-                              s.str() + " " + schedule_name(sc) + " bm " + std::to_string(info1.block_m) + " grid " +
-                                  std::to_string(grid) + " " + dispatch_name(disp) + " post SMs " + post_sms);
           }
     }
   }
