@@ -51,6 +51,9 @@ struct BwdKernelParams {
   // Words: [kDqQueuePop] the blocks' slot counter, [kDqQueuePush] the writers' one, slots from
   // [kDqQueueSlots] (batch x heads_q x m_tiles of them); zeroed with the semaphores.
   int* dq_queue;
+  // DRAFT (DASH_BWD_QUEUE_LATE_APPEND=1, with dq_queue): the writer appends a completed tile after it
+  // has handed its staging buffer back (mbarrier dq_empty), not before. The same bits.
+  int queue_late_append;
   // The last-wave split (sm90 backward; model.split(), ScheduleModel::with_last_wave_split):
   // split_partials holds one dK / dV partial per piece (model.split_tasks x split_pieces slots of
   // 256 MMA threads x head_dim floats, in the threads' fragment order), split_count one counter

@@ -1602,6 +1602,16 @@ TEST(BwdSm90PostQueue, DefaultsByScheduleAndGrid) {
     }
 }
 
+// DASH_BWD_QUEUE_LATE_APPEND=1 (draft, BwdKernelParams::queue_late_append): with the queue forced on,
+// the writer appends a completed tile after handing its staging buffer back; the same bits. Not
+// gated: its first GPU run is this test (scripts/gpu-next94.sh).
+TEST(BwdSm90PostQueue, LateAppendBitwiseEqual) {
+  REQUIRE_SM90();
+  ScopedEnv queue("DASH_BWD_POST_QUEUE", "1");
+  ScopedEnv poll("DASH_BWD_POST_POLL", "1");
+  expect_switch_keeps_bits("DASH_BWD_QUEUE_LATE_APPEND", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 8650);
+}
+
 // DASH_BWD_REPACK=1 (draft, docs/bwd-sm90.md "Repack draft"): the sm90 kernel reads head-major
 // copies of Q and dO that the preprocess writes into the workspace: same values, same bits.
 // Experiment-gated (DASH_TEST_SM90_DRAFT=1).
