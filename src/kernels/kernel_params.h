@@ -164,8 +164,8 @@ inline constexpr int kDqQueuePop = 0, kDqQueuePush = 32, kDqQueueSlots = 64;  //
 // postprocess's tail is a few percent of the backward; 0 above, where k = 2 measured level
 // (0.983-1.029 at 4k-16k, next83: the blocks waited in tile order on the latest tiles). With the
 // queue (v34, next92, H100): at every length, 4 for the grouped schedules (shift, symmetric shift:
-// with 132 SMs the CTAs past the last whole group stall anyway; +0.3-3.7% at 1k-16k against no
-// queue and no post SMs) and 2 for the others (causal descending +0.8-2.1% at 2k-16k).
+// with 132 SMs the CTAs past the last whole group stall anyway; +0.3-3.7% at 2k-16k, 0.992-1.014 at
+// 1k, against no queue and no post SMs) and 2 for the others (causal descending +0.8-2.1% at 2k-16k).
 inline constexpr int kPostSmsMaxKeys = 2048;
 inline int post_sms_default(int64_t seqlen_k, bool queue = false, bool grouped = false) {
   if (queue) return grouped ? 4 : 2;
