@@ -520,7 +520,6 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.dq_sem = reinterpret_cast<int*>(w + ws.dq_sem);
   p.task_counter = reinterpret_cast<int*>(w + ws.task_counter);
   p.dq_mailbox = reinterpret_cast<int*>(w + ws.dq_mailbox);
-  p.dq_queue = nullptr;  // (set with post_poll below)
   p.split_partials = reinterpret_cast<float*>(w + ws.split_partials);
   p.split_count = reinterpret_cast<int*>(w + ws.split_count);
   p.seqlen_q_pad = tp.m_tiles() * tp.block_m;

@@ -489,7 +489,6 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
   const bool ordered = M.deterministic() && !p.debug_unordered;
   const bool early = L::kDqBufs == 1 || p.writer_early_release != 0;
   float* sDq = reinterpret_cast<float*>(smem + L::kDqOff);
-  int owed_append = -1;  // p.queue_late_append: the semaphore index to append after the buffer's release
 #pragma unroll 1
   for (int q = first;; q += stride) {
     const int buf = L::dq_buf(q);
@@ -520,6 +519,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
     }
     // Completion, not `.read`: the adds must have landed before the semaphore moves (dash-spec 4).
     if (ordered || !early) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+    int append = -1;  // the completed tile's semaphore index, for the completion queue
     if (ordered) {
       cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
       ptx::red_release_gpu_add(sem, 1);
@@ -527,19 +527,12 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
       // block acquiring the slot sees every add of the tile). DRAFT (p.queue_late_append,
       // DASH_BWD_QUEUE_LATE_APPEND=1): after the staging buffer's release below instead, so that the
       // append's two L2 round trips are not between the MMA warps and their buffer.
-      if (p.dq_queue != nullptr && rank + 1 == M.chain_length(mi)) {
-        if (p.queue_late_append)
-          owed_append = static_cast<int>(sem - p.dq_sem);
-        else
-          dq_queue_push(p.dq_queue, static_cast<int>(sem - p.dq_sem));
-      }
+      if (p.dq_queue != nullptr && rank + 1 == M.chain_length(mi)) append = static_cast<int>(sem - p.dq_sem);
+      if (append >= 0 && !p.queue_late_append) dq_queue_push(p.dq_queue, append);
     }
     atomicAdd(s_reduced, 1);  // tiles done, for the taker's drain (an atomic: racecheck-clean)
     if (!early) cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
-    if (owed_append >= 0) {
-      dq_queue_push(p.dq_queue, owed_append);
-      owed_append = -1;
-    }
+    if (append >= 0 && p.queue_late_append) dq_queue_push(p.dq_queue, append);
   }
 }
 

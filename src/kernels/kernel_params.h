@@ -172,13 +172,12 @@ inline int post_sms_default(int64_t seqlen_k, bool queue = false, bool grouped =
   return seqlen_k <= kPostSmsMaxKeys ? 2 : 0;
 }
 // Whether the completion queue is on by default (DASH_BWD_POST_QUEUE unset): where a head's last
-// contributions to its dQ tiles are spread over its tasks and the queue measured ahead: full-mask
-// shift, symmetric shift (= shift on a full mask), causal descending at head_dim 128. Where one task makes them all (full-mask
-// ascending / descending: KV tile n - 1; spt: KV tile 0) its writer appends every tile, and the queue
-// lost: hdim 128 full ascending / descending 0.81-0.89 at 4k-8k, causal spt 0.98-0.99 (next92, H100;
-// why that much is not known: not traced). Measured on: shift and symmetric shift (hdim 128 full /
-// causal, hdim 64 full), causal descending at hdim 128.
-// Causal shift (not symmetric shift) lost with it too: 0.974-0.987 at hdim 128 2k-16k (next93, 1 round).
+// contributions to its dQ tiles are spread over its tasks and the queue measured ahead (docs/perf.md
+// v34, H100): full-mask shift, symmetric shift, causal descending at head_dim 128. Off where one task
+// makes them all (full-mask ascending / descending: KV tile n - 1; spt: KV tile 0): its writer appends
+// every tile, and the queue lost (hdim 128 full ascending / descending 0.81-0.89 at 4k-8k, causal spt
+// 0.975-1.008; next92; why that much is not traced). Off for causal shift too (0.974-0.987 at hdim 128
+// 2k-16k, next93, one round).
 inline bool post_queue_default(Schedule s, bool causal, int head_dim) {
   if (s == Schedule::kShift) return !causal;
   return s == Schedule::kSymmetricShift || (causal && s == Schedule::kDescending && head_dim == 128);
