@@ -568,6 +568,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
       p.dq_queue = reinterpret_cast<int*>(w + ws.dq_queue);
   }
   p.queue_late_append = p.dq_queue != nullptr && kernels::env_set_to_one("DASH_BWD_QUEUE_LATE_APPEND");
+  p.queue_diag = p.dq_queue != nullptr && kernels::env_set_to_one("DASH_BWD_QUEUE_DIAG");
   // Post SMs (DASH_BWD_POST_SMS=k; kernels::post_sms_default): with the polling postprocess and no
   // grid chosen by the caller, launch the main kernel on k fewer CTAs than fit (when there are tasks
   // for all of them and the schedule's co-resident group still fits), so that k SMs run the

@@ -353,7 +353,8 @@ __global__ void __launch_bounds__(256) attn_bwd_sm90_postprocess_poll(const BwdK
   static_assert(kPer * 256 * 4 == BM * D, "a tile is a whole number of 256-chunk rounds");
   const TileProblem& tp = p.model.p;
   int tile = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
-  if (p.dq_queue != nullptr) {
+  const bool queue = p.dq_queue != nullptr && !p.queue_diag;  // (p.queue_diag: the writers' appends only)
+  if (queue) {
     __shared__ int s_index;
     if (threadIdx.x == 0) {
       const int m = tp.m_tiles();
@@ -380,7 +381,7 @@ __global__ void __launch_bounds__(256) attn_bwd_sm90_postprocess_poll(const BwdK
     b = index / m / tp.heads_q;
   }
   const int need = p.model.chain_length(tile);
-  if (p.dq_queue == nullptr) {
+  if (!queue) {
     if (threadIdx.x == 0) {
       const int* sem = p.dq_sem + dq_sem_index(p.model, b, h, tile);
       while (ptx::ld_acquire_gpu(sem) != need) __nanosleep(128);

@@ -54,6 +54,10 @@ struct BwdKernelParams {
   // DRAFT (DASH_BWD_QUEUE_LATE_APPEND=1, with dq_queue): the writer appends a completed tile after it
   // has handed its staging buffer back (mbarrier dq_empty), not before. The same bits.
   int queue_late_append;
+  // Diagnostic only (DASH_BWD_QUEUE_DIAG=1, with dq_queue): the writers append as with the queue, but
+  // the polling postprocess ignores it (each block waits on its grid position's tile, as without
+  // the queue): separates the append's cost on the writer from the blocks' order. The same bits.
+  int queue_diag;
   // The last-wave split (sm90 backward; model.split(), ScheduleModel::with_last_wave_split):
   // split_partials holds one dK / dV partial per piece (model.split_tasks x split_pieces slots of
   // 256 MMA threads x head_dim floats, in the threads' fragment order), split_count one counter
