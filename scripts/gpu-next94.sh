@@ -27,23 +27,7 @@ if [ "${PART:-1}" = 1 ]; then
     done
     echo "round $r done $(el)"
   done
-  python3 - "$O" <<'PY'
-import json, sys, glob
-O = sys.argv[1]
-t, h = {}, {}
-for f in glob.glob(f"{O}/ab-*-r*.json"):
-    cfg = f.split("/ab-")[1].split("-")[0]
-    for row in json.load(open(f)):
-        key = (row["causal"], row["schedule"], row["seqlen"])
-        t.setdefault((cfg,) + key, []).append(row["bwd_ms"])
-        h.setdefault(key, set()).add(row["grad_hash"])
-print("hdim 128, 2 post SMs: speed over no queue (min of the rounds): queue, queue + late append   (no-queue ms)")
-for key in sorted({k[1:] for k in t}):
-    base = min(t[("off",) + key])
-    print(f"{'causal' if key[0] else 'full  '} {key[1]:15s} {key[2]:6d} " + "  ".join(
-        f"{base / min(t[(c,) + key]):.3f}" for c in ("early", "late")) + f"   ({base:.3f})" +
-        ("" if len(h[key]) == 1 else "  BITS DIFFER"))
-PY
+  echo "hdim 128, 2 post SMs: queue, queue + late append"; python3 scripts/env_ab_table.py "$O" off early late
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"

@@ -30,23 +30,7 @@ if [ "${PART:-1}" = 1 ]; then
     done
     echo "round $r done $(el)"
   done
-  python3 - "$O" <<'PY'
-import json, sys, glob
-O = sys.argv[1]
-t, h = {}, {}
-for f in glob.glob(f"{O}/ab-*-r*.json"):
-    cfg = f.split("/ab-")[1].split("-")[0]
-    for row in json.load(open(f)):
-        key = (row["schedule"], row["seqlen"])
-        t.setdefault((cfg,) + key, []).append(row["bwd_ms"])
-        h.setdefault(key, set()).add(row["grad_hash"])
-cfgs = ("early", "late", "diag", "diaglate")
-print("hdim 128 full, 2 post SMs: speed over no queue (min of the rounds): " + ", ".join(cfgs) + "   (no-queue ms)")
-for key in sorted({k[1:] for k in t}):
-    base = min(t[("off",) + key])
-    print(f"{key[0]:11s} {key[1]:6d} " + "  ".join(f"{base / min(t[(c,) + key]):.3f}" for c in cfgs if (c,) + key in t)
-          + f"   ({base:.3f})" + ("" if len(h[key]) == 1 else "  BITS DIFFER"))
-PY
+  echo "hdim 128 full, 2 post SMs"; python3 scripts/env_ab_table.py "$O" off early late diag diaglate
   mkdir -p "$O/trace"
   for cfg in off early diag late; do
     for sc in ascending shift; do
