@@ -49,7 +49,8 @@
 #include <cstdlib>
 #include <type_traits>
 #ifdef DASH_BWD_TRACE
-#include <vector>  // (trace_write)
+#include <string>  // (trace_write)
+#include <vector>
 #endif
 
 #include <cuda.h>
@@ -494,6 +495,9 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
   for (int q = first;; q += stride) {
     const int buf = L::dq_buf(q);
     sm90::mbar_wait(&bars.dq_full[buf], L::dq_phase(q));
+#ifdef DASH_BWD_TRACE
+    const uint32_t t_staged = bwd_trace::now32();
+#endif
     const volatile DqMeta* vm = mailbox + buf;
     const int task = vm->task;
     if (task == kMetaExit) {
@@ -513,6 +517,9 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
       // The acquired predecessor's adds must be ordered before our async-proxy adds.
       cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
     }
+#ifdef DASH_BWD_TRACE
+    const uint32_t t_acquired = bwd_trace::now32();
+#endif
     if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank);  // (diagnostic switch)
     if (early) {  // DRAFT (p.writer_early_release): the buffer back once the bulk copy has read it
       cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
@@ -524,6 +531,9 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
     if (ordered) {
       cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
       ptx::red_release_gpu_add(sem, 1);
+#ifdef DASH_BWD_TRACE
+      bwd_trace::chain_put(static_cast<int>(sem - p.dq_sem), rank, t_staged, t_acquired, bwd_trace::now());
+#endif
       // The tile's last contribution: to the completion queue (after the release above, so that a
       // block acquiring the slot sees every add of the tile). DRAFT (p.queue_late_append,
       // DASH_BWD_QUEUE_LATE_APPEND=1): after the staging buffer's release below instead, so that the
@@ -1830,8 +1840,10 @@ cudaError_t launch_kernel(bool pdl, void (*kernel)(Params...), dim3 grid, dim3 b
 cudaError_t trace_clear(cudaStream_t stream) {
   void* buf = nullptr;
   cudaError_t err = cudaGetSymbolAddress(&buf, bwd_trace::g_buf);
-  if (err != cudaSuccess) return err;
-  return cudaMemsetAsync(buf, 0, sizeof(bwd_trace::g_buf), stream);
+  if (err == cudaSuccess) err = cudaMemsetAsync(buf, 0, sizeof(bwd_trace::g_buf), stream);
+  if (err == cudaSuccess) err = cudaGetSymbolAddress(&buf, bwd_trace::g_chain);
+  if (err == cudaSuccess) err = cudaMemsetAsync(buf, 0, sizeof(bwd_trace::g_chain), stream);
+  return err;
 }
 cudaError_t trace_write(const BwdKernelParams& p, int num_ctas, cudaStream_t stream) {
   const char* path = std::getenv("DASH_BWD_TRACE_FILE");
@@ -1853,6 +1865,20 @@ cudaError_t trace_write(const BwdKernelParams& p, int num_ctas, cudaStream_t str
       std::fprintf(f, "%d,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", c, sd, e[0], e[1], e[2], e[3], e[4],
                    (e[5] >> 16) & 0xffff, e[5] & 0xffff, e[5] >> 32);
     }
+  std::fclose(f);
+  // The dQ chains' stamps (bwd_trace::chain_put): PATH.chain.csv, one line per link that was released.
+  std::vector<unsigned long long> c(sizeof(bwd_trace::g_chain) / sizeof(unsigned long long));
+  if ((err = cudaMemcpyFromSymbol(c.data(), bwd_trace::g_chain, sizeof(bwd_trace::g_chain))) != cudaSuccess) return err;
+  const std::string chain_path = std::string(path) + ".chain.csv";
+  if ((f = std::fopen(chain_path.c_str(), "w")) == nullptr) return cudaSuccess;
+  std::fprintf(f, "# m_tiles %d heads_q %d batch %d chain_ranks %d schedule %d\n", p.model.p.m_tiles(), p.model.p.heads_q,
+               p.model.p.batch, bwd_trace::kChainRanks, static_cast<int>(p.model.schedule));
+  std::fprintf(f, "sem,rank,staged,acquired,released\n");
+  for (int e = 0; e < bwd_trace::kChainEntries; ++e) {
+    const unsigned long long* v = &c[static_cast<size_t>(e) * bwd_trace::kChainEvents];
+    if (v[2] == 0) continue;
+    std::fprintf(f, "%d,%d,%llu,%llu,%llu\n", e / bwd_trace::kChainRanks, e % bwd_trace::kChainRanks, v[0], v[1], v[2]);
+  }
   std::fclose(f);
   return cudaSuccess;
 }

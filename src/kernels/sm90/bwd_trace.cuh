@@ -8,6 +8,7 @@
 //   0 side top (its task read)        1 K / V landed (kv_full)        2 (unused: a mark inside the
 //   step loop made the 80-row kernels spill 60-170 B)  3 last step done (loop exit)
 //   4 dK / dV stored                  5 meta: KV tile j, steps, head
+// and the dQ writers stamp each chain link (g_chain below).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,30 @@ __device__ __forceinline__ unsigned long long now() {
 }
 __device__ __forceinline__ void put(int side_use, int e, unsigned long long v) {
   if (blockIdx.x < kCtas && side_use < kSides) g_buf[(blockIdx.x * kSides + side_use) * kEvents + e] = v;
+}
+// The dQ chains (thirty-fourth session): the dQ writer stamps, per (dQ tile, rank), when the MMA warps
+// had staged the partial (its dq_full wait done), when the predecessor's release was acquired, and
+// when its own release was issued; slot sem_index * kChainRanks + rank (tiles or ranks beyond the
+// buffer dropped). From these, per link of a chain: the latency from the predecessor's release to
+// this one's (acquire + bulk reduce + completion + release) and whether the writer waited on the
+// chain or on its own MMA warps (scripts/bwd_chain.py).
+constexpr int kChainRanks = 256, kChainEntries = 1 << 21, kChainEvents = 3;  // (48 MiB)
+__device__ unsigned long long g_chain[kChainEntries * kChainEvents];
+// (staged and acquired: the low 32 bits of %globaltimer, two registers fewer in the 24-register
+// writer; the reader rebuilds them from released, which is at most ms later.)
+__device__ __forceinline__ uint32_t now32() {
+  uint32_t t;
+  asm volatile("mov.u32 %0, %%globaltimer_lo;\n" : "=r"(t));
+  return t;
+}
+__device__ __forceinline__ void chain_put(int sem_index, int rank, uint32_t staged, uint32_t acquired,
+                                          unsigned long long released) {
+  const long long e = static_cast<long long>(sem_index) * kChainRanks + rank;
+  if (rank < kChainRanks && e < kChainEntries) {
+    g_chain[e * kChainEvents + 0] = staged;
+    g_chain[e * kChainEvents + 1] = acquired;
+    g_chain[e * kChainEvents + 2] = released;
+  }
 }
 }  // namespace dash::kernels::bwd_trace
 #define DASH_BWD_TRACE_MARK(cond, side_use, e)                                           \
