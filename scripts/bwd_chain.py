@@ -61,7 +61,10 @@ def summarise(path):
         else:
             free.append((sem, rank))
     n = len(bound) + len(free)
+    # %globaltimer's granularity bounds a single link's reading (medians over many links are what to read)
+    deltas = sorted({v[2] - v[1] for v in links.values() if v[2] > v[1]})
     print(f"{path}: {head}")
+    print(f"  smallest positive release - acquire difference {deltas[0] if deltas else 0} ns (the timer's granularity at most)")
     print(f"  {len(links)} links, {n} with a predecessor; chain-bound {len(bound)} ({len(bound) / max(1, n):.3f})")
     if lat:
         print(f"  chain-bound link latency (us) median {statistics.median(lat):.2f} p10 {q(lat, .1):.2f} p90 {q(lat, .9):.2f}")
