@@ -25,23 +25,7 @@ if [ "${PART:-1}" = 1 ]; then
     done
   done
   unset DASH_BWD_POST_QUEUE
-  python3 - "$O" <<'PY'
-import json, sys, glob
-O = sys.argv[1]
-t, h, info = {}, {}, {}
-for f in glob.glob(f"{O}/ab-*-r*.json"):
-    cfg = f.split("/ab-")[1].split("-")[0]
-    for row in json.load(open(f)):
-        key = (row["hdim"], row["causal"], row["schedule"], row["seqlen"])
-        t.setdefault((cfg,) + key, []).append(row["bwd_ms"])
-        h.setdefault(key, set()).add(row["grad_hash"])
-        if cfg == "new": info[key] = (row["ran"], row.get("post_queue"))
-print("speed new / old (min of the rounds; new ms; the schedule auto ran; queue)")
-for key in sorted({k[1:] for k in t}):
-    o, n = min(t[("old",) + key]), min(t[("new",) + key])
-    print(f"hdim {key[0]:3d} {'causal' if key[1] else 'full  '} {key[2]:10s} {key[3]:6d} {o / n:.3f} ({n:.3f}; {info[key][0]}; {info[key][1]})" +
-          ("" if len(h[key]) == 1 else "  BITS DIFFER"))
-PY
+  python3 scripts/env_ab_table.py "$O" old new
   echo "== tests $(el)"
   SHARDS=${SHARDS:-6} TEST_FILTER='*' LIMIT_S=${LIMIT_S:-320} bash scripts/gpu-bwd-tests.sh "$O"
   grep -h -E "BwdSm90PostQueue|BwdSm90Pdl|BwdSm90PostSms|BwdSm90Auto" "$O"/gpu-shard*.log | grep -E "OK|FAILED" | head -12

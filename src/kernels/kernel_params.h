@@ -180,8 +180,9 @@ inline int post_sms_default(int64_t seqlen_k, bool queue = false, bool grouped =
 // v34, H100): full-mask shift, symmetric shift, causal descending at head_dim 128. Off where one task
 // makes them all (full-mask ascending / descending: KV tile n - 1; spt: KV tile 0): its writer appends
 // every tile, and the queue lost (hdim 128 full ascending / descending 0.81-0.89 at 4k-8k, causal spt
-// 0.975-1.008; next92; why that much is not traced). Off for causal shift too (0.974-0.987 at hdim 128
-// 2k-16k, next93, one round).
+// 0.975-1.008; next92): the appends slow that task, and the next head block's dQ chains then wait on
+// the CTAs it made late (v35: DASH_BWD_QUEUE_DIAG=1, the appends alone, loses as much). Off for causal
+// shift too (0.974-0.987 at hdim 128 2k-16k, next93, one round).
 inline bool post_queue_default(Schedule s, bool causal, int head_dim) {
   if (s == Schedule::kShift) return !causal;
   return s == Schedule::kSymmetricShift || (causal && s == Schedule::kDescending && head_dim == 128);

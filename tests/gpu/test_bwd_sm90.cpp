@@ -882,6 +882,18 @@ void expect_poisoned_launch_matches(Problem& pr, const Grads& ref, Schedule sc, 
                     what + " bm " + std::to_string(info->block_m) + " grid " + std::to_string(grid) + " " + dispatch_name(disp));
 }
 
+// The plain launch of schedule sc (DASH_BWD_PDL=0: no programmatic dependents, no polling, no queue):
+// its gradients into *ref, what ran into *info. The reference of BwdSm90Pdl and BwdSm90PostQueue.
+void plain_launch_reference(Problem& pr, Schedule sc, const std::string& what, Grads* ref, BwdLaunchInfo* info) {
+  ScopedEnv off("DASH_BWD_PDL", "0");
+  ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), info).ok()) << what;
+  CUDA_OK(cudaDeviceSynchronize());
+  EXPECT_FALSE(info->pdl) << what;
+  EXPECT_FALSE(info->post_poll) << what;
+  EXPECT_FALSE(info->post_queue) << what;
+  ASSERT_NO_FATAL_FAILURE(record_grads(pr, ref));
+}
+
 // The first dQ contribution stored instead of added (p.dq_first_store, DASH_BWD_DQ_FIRST_STORE,
 // default on: dq_accum is not zeroed before the backward): with the whole workspace poisoned (NaN
 // bytes) first, every deterministic schedule gives dQ equal to the zeroed accumulator's (=0: as
@@ -961,14 +973,7 @@ TEST(BwdSm90Pdl, SameGradientsAsThePlainLaunches) {
                         Schedule::kAscending, Schedule::kAtomic}) {
       Grads ref;
       BwdLaunchInfo info0;
-      {
-        ScopedEnv off("DASH_BWD_PDL", "0");
-        ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info0).ok()) << s.str();
-        CUDA_OK(cudaDeviceSynchronize());
-        EXPECT_FALSE(info0.pdl);
-        EXPECT_FALSE(info0.post_poll);
-        ASSERT_NO_FATAL_FAILURE(record_grads(pr, &ref));
-      }
+      ASSERT_NO_FATAL_FAILURE(plain_launch_reference(pr, sc, s.str() + " " + schedule_name(sc), &ref, &info0));
       ScopedEnv pdl("DASH_BWD_PDL", "1");
       for (const char* poll : {"0", "1"}) {
         ScopedEnv pp("DASH_BWD_POST_POLL", poll);
@@ -1031,13 +1036,7 @@ TEST(BwdSm90PostQueue, SameGradientsAsThePlainLaunches) {
                         Schedule::kAscending}) {
       Grads ref;
       BwdLaunchInfo info0;
-      {
-        ScopedEnv off("DASH_BWD_PDL", "0");
-        ASSERT_TRUE(run_sm90_bwd(pr, pr.bwd_params(sc), &info0).ok()) << s.str();
-        CUDA_OK(cudaDeviceSynchronize());
-        EXPECT_FALSE(info0.post_queue);
-        ASSERT_NO_FATAL_FAILURE(record_grads(pr, &ref));
-      }
+      ASSERT_NO_FATAL_FAILURE(plain_launch_reference(pr, sc, s.str() + " " + schedule_name(sc), &ref, &info0));
       ScopedEnv pdl("DASH_BWD_PDL", "1");
       ScopedEnv poll("DASH_BWD_POST_POLL", "1");
       ScopedEnv queue("DASH_BWD_POST_QUEUE", "1");
