@@ -251,6 +251,9 @@ struct CostModel {
   // costs (every planner decision uses 0). Models the step-to-step variation of a real GPU.
   double jitter = 0.0;
   unsigned long long jitter_seed = 1;
+  // Experiments only (async model): extra writer time of a chain's last link (rank + 1 ==
+  // chain_length), what the completion queue's append adds to it (docs/perf.md v36). 0 = none.
+  double last_link_extra_us = 0.0;
 
   // Default model for the kernel's tiles: head_dim and the tile sizes in rows/keys, with the
   // rates of CostParams::for_tiles(block_m, block_n), or the given ones.

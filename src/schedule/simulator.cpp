@@ -336,7 +336,8 @@ SimResult simulate_async(const ScheduleModel& sm, const CostModel& cost, int P, 
         }
         cta.writer_waiting = false;
         const double rs = std::max({it.compute_end, cta.writer_end, rank >= 0 ? last_end[dq] : 0.0});
-        const double re = rs + (rank < 0 && cost.r_atomic >= 0.0 ? cost.r_atomic : cost.r);
+        double re = rs + (rank < 0 && cost.r_atomic >= 0.0 ? cost.r_atomic : cost.r);
+        if (cost.last_link_extra_us > 0.0 && rank >= 0 && rank + 1 == sm.chain_length(st.i)) re += cost.last_link_extra_us;
         cta.writer_end = re;
         cta.queue.pop_front();
         cta.ring[cta.reduced % K] = re;

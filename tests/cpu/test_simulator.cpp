@@ -612,6 +612,53 @@ TEST(Simulator, JitterIsSeededAndOffByDefault) {
   EXPECT_NE(simulate(sm, cost, 132, Dispatch::kDynamic).makespan, a);
 }
 
+// The completion queue's append as extra writer time on a chain's last link (experiments only,
+// docs/perf.md v36): only those links get longer, and the model's span grows by far less than the
+// kernel's (no convoy in the max-plus model).
+TEST(Simulator, LastLinkExtraLengthensOnlyTheLastLinks) {
+  const ScheduleModel sm = ScheduleModel::make(sm90_full(2048), Schedule::kAscending).with_head_block(16);
+  CostModel cost = CostModel::for_shape(128, 64, 128);
+  cost.async_reduce = true;
+  const SimResult base = simulate(sm, cost, 132, Dispatch::kDynamic, true);
+  cost.last_link_extra_us = 2.0 * cost.c;
+  const SimResult slow = simulate(sm, cost, 132, Dispatch::kDynamic, true);
+  ASSERT_TRUE(base.ok && slow.ok);
+  EXPECT_GT(slow.main_makespan, base.main_makespan);
+  int last = 0, other = 0;
+  for (const StepEvent& e : slow.events) {
+    const double len = e.reduce_end - e.reduce_start;
+    if (e.j + 1 == sm.chain_length(e.i)) {
+      EXPECT_NEAR(len, cost.r + cost.last_link_extra_us, 1e-9);
+      ++last;
+    } else {
+      EXPECT_NEAR(len, cost.r, 1e-9);
+      ++other;
+    }
+  }
+  EXPECT_EQ(last, sm.p.num_heads() * sm.m);  // one last link per dQ tile
+  EXPECT_GT(other, 0);
+}
+
+// Prints the model's span with the append cost at hdim 128 full 8k (2 x 16 heads, the trace build's
+// shape in docs/perf.md v36), 130 CTAs as the kernel ran it: run with
+// --gtest_also_run_disabled_tests --gtest_filter='*LastLinkExtraSweep'.
+TEST(Simulator, DISABLED_LastLinkExtraSweep) {
+  TileProblem p = sweep_problem(128, 8192, false, 64, 128);
+  p.batch = 2;
+  p.heads_q = p.heads_kv = 16;
+  for (Schedule sc : {Schedule::kAscending, Schedule::kDescending}) {
+    const ScheduleModel sm = ScheduleModel::make(p, sc).with_head_block(16);
+    for (double extra : {0.0, 0.5, 1.0, 1.5, 2.0}) {
+      CostModel cost = CostModel::for_shape(128, 64, 128);
+      cost.async_reduce = true;
+      cost.last_link_extra_us = extra;
+      const SimResult r = simulate(sm, cost, 130, Dispatch::kDynamic);
+      std::printf("%s extra %.1f us: main %.1f us, stall %.2f%%\n", schedule_name(sc), extra, r.main_makespan,
+                  100.0 * r.stall_share());
+    }
+  }
+}
+
 // Hypothesis for shift's collapse at long sequences on the sm90 kernel (docs/perf.md): the shift
 // chain couples every CTA of a group (each link has one step of slack), so per-step time
 // variation accumulates along the chains, more so with more steps per task. Prints, per seqlen
