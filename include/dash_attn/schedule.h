@@ -117,6 +117,11 @@ constexpr double kSplitPieceOverheadSteps = 2.0;
 
 // Heads interleaved per block in the default task order of ascending / descending / atomic.
 inline constexpr int kDefaultHeadBlock = 16;
+// The narrower block of the long ordered runs (ScheduleModel::default_head_block: descending, and
+// ascending on full masks, from kLongHeadBlockMinKvTiles KV tiles; thirty-fifth session, H100,
+// docs/perf.md v36).
+inline constexpr int kLongHeadBlock = 8;
+inline constexpr int kLongHeadBlockMinKvTiles = 16;  // 2048 keys of 128-key tiles
 
 // EXPERIMENT (DASH_HEAD_BLOCK=l2, docs/perf.md v8 "Full 16k"): the largest head block, up to
 // max_block, whose interleaved heads' streamed Q and dO fit in `budget_bytes` (e.g. half the
@@ -193,10 +198,24 @@ struct ScheduleModel {
   // there 0.97-0.99x at hdim 128 and 1.00-1.02x at hdim 64, so it stays head-major. The 96- and
   // 112-row tiles at head_dim 64 (twentieth session) follow the 80-row rule (run head-major,
   // descending on them took 0.39-0.66x of its interleaved 80-row speed at causal 1k-8k; perf.md v21).
+  // From 2048 keys (kLongHeadBlockMinKvTiles) blocks of kLongHeadBlock (8) heads: for descending
+  // and full-mask ascending on 64-row tiles, and for full masks on 96-row tiles (thirty-fifth
+  // session, H100, DASH_HEAD_BLOCK A/B, 3 interleaved rounds, docs/perf.md v36): 8 over 16 at
+  // hdim 128 full ascending / descending +1.4-1.7% at 2k-8k and +6.8-7.9% at 16k, causal
+  // descending +1.2-2.0%; hdim 64 (96 rows) full -0.5..+4.1%. Not where it lost: causal ascending
+  // (0.68-0.97), hdim 64 causal descending (0.96-0.99). The dQ chain trace (next98) shows the
+  // links at about one step (2.3 us at hdim 128, 1.9 at hdim 64), so the chains are in lockstep;
+  // fewer heads at a time keep more of their Q / dO and dQ tiles in L2 (a hypothesis: the link
+  // latency grew to 3-5 us where the queue's appends spread the waves, v35).
   DASH_HD static int default_head_block(const TileProblem& prob, Schedule s) {
     if (prob.block_n != 128) return 1;
     const bool ordered = s == Schedule::kAscending || s == Schedule::kDescending;
-    if (prob.block_m == 64) return ordered || s == Schedule::kAtomic ? kDefaultHeadBlock : 1;
+    const bool long_run = prob.n_tiles() >= kLongHeadBlockMinKvTiles;
+    if (prob.block_m == 64) {
+      if (long_run && (s == Schedule::kDescending || (s == Schedule::kAscending && !prob.causal))) return kLongHeadBlock;
+      return ordered || s == Schedule::kAtomic ? kDefaultHeadBlock : 1;
+    }
+    if (prob.block_m == 96 && ordered && long_run && !prob.causal) return kLongHeadBlock;
     return ordered ? kDefaultHeadBlock : 1;  // 80, 96 and 112 rows
   }
 

@@ -1602,7 +1602,9 @@ TEST(Calibration, Sm90CostParamsOnTheB016d55Peers) {
   EXPECT_GE(r.h128.pairs_ok, 70) << "of " << r.h128.pairs;
   EXPECT_GE(r.h64.pairs_ok, 73) << "of " << r.h64.pairs;
   EXPECT_GE(r.all.pairs_ok, r.all.pairs * 8 / 10);
-  EXPECT_LE(r.all.pairs_ok_or_tied, r.all.pairs_ok + 1);  // one model tie, see below
+  // One model tie, see below; two since the head block 8 rule of the long ordered runs (v36: the
+  // sweep ran blocks of 16, the model now simulates 8 from 2048 keys).
+  EXPECT_LE(r.all.pairs_ok_or_tied, r.all.pairs_ok + 2);
   EXPECT_LT(r.all.ratio_err, 0.085);
   // The pairs out of order: hdim 128 full 16384, ascending 13.4% / 13.4% / 10.2% slower than spt /
   // descending / shift (bench's ascending scaled, its peers row dropped; the model has ascending

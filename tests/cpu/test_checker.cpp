@@ -156,6 +156,29 @@ TEST(Checker, DefaultHeadBlocksOfTheSm90Tiles) {
   EXPECT_EQ(sm80.head_block, 1) << "other tiles keep the head-major order";
 }
 
+// From 16 KV tiles (1921 keys) the long ordered runs take blocks of kLongHeadBlock heads:
+// descending and full-mask ascending on 64-row tiles, ascending / descending on full masks with
+// 96-row tiles; everything else as above. Every such default model checks too.
+TEST(Checker, LongRunsTakeNarrowerHeadBlocks) {
+  for (int bm : {64, 80, 96, 112})
+    for (bool causal : {false, true})
+      for (int seqlen : {1920, 1921, 2048, 3000})  // 15, 16, 16 and 24 KV tiles
+        for (Schedule sched : kAll) {
+          const ScheduleModel sm = ScheduleModel::make(problem({1, 12, 12, seqlen, seqlen, bm, 128}, causal), sched);
+          const bool ordered = sched == Schedule::kAscending || sched == Schedule::kDescending;
+          const bool long_run = (seqlen + 127) / 128 >= kLongHeadBlockMinKvTiles;
+          int want = ordered || (bm == 64 && sched == Schedule::kAtomic) ? kDefaultHeadBlock : 1;
+          if (long_run && bm == 64 && (sched == Schedule::kDescending || (sched == Schedule::kAscending && !causal)))
+            want = kLongHeadBlock;
+          if (long_run && bm == 96 && ordered && !causal) want = kLongHeadBlock;
+          EXPECT_EQ(sm.head_block, std::min(want, 12)) << schedule_name(sched) << " " << bm << " " << seqlen << " " << causal;
+          if (seqlen == 2048 && bm != 112) {
+            const CheckResult r = check_schedule(sm, 40);
+            EXPECT_TRUE(r.ok) << schedule_name(sched) << " " << bm << (causal ? " causal: " : " full: ") << r.error;
+          }
+        }
+}
+
 // shift with m = 2n (64-row Q tiles, 128-key KV tiles, full mask): KV tile j starts at Q tile 2j,
 // so the contributions to every dQ tile arrive exactly two steps apart (two steps of slack per
 // chain link), and every (Q tile, step) pair is visited at most once.
