@@ -1649,6 +1649,45 @@ TEST(BwdSm90HeadBlock, BitwiseEqualAcrossTaskOrders) {
     expect_switch_keeps_bits("DASH_HEAD_BLOCK", {{DType::kBF16, 128}, {DType::kBF16, 64}}, 7600, b);
 }
 
+// The head blocks of 8 of the long ordered runs (schedule.h default_head_block, from 16 KV tiles;
+// docs/perf.md v36): the launch reports them, and the gradients are bit for bit those of blocks of 16
+// (DASH_HEAD_BLOCK=16), default grid and 31 CTAs. 16 heads, 2100 keys (17 KV tiles, a partial one).
+TEST(BwdSm90HeadBlock, LongRunsTakeBlocksOfEightWithTheSameBits) {
+  REQUIRE_SM90();
+  int idx = 0;
+  for (int d : {128, 64})
+    for (bool causal : {false, true}) {
+      ProblemSpec s = spec_of(DType::kBF16, d, causal, {1, 2100, 2100, 16, 16}, 7650 + idx++);
+      Problem pr(s);
+      ASSERT_TRUE(tested_forward(pr).ok());
+      CUDA_OK(cudaDeviceSynchronize());
+      for (Schedule sc : {Schedule::kAscending, Schedule::kDescending})
+        for (int grid : {0, 31}) {
+          AttnBwdParams p = pr.bwd_params(sc);
+          p.allow_fallback = false;
+          p.num_ctas = grid;
+          BwdLaunchInfo info;
+          ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+          TileProblem tp;
+          tp.batch = 1;
+          tp.heads_q = tp.heads_kv = 16;
+          tp.seqlen_q = tp.seqlen_k = 2100;
+          tp.block_m = info.block_m;
+          tp.block_n = info.block_n;
+          tp.causal = causal;
+          const int want = ScheduleModel::default_head_block(tp, sc);
+          EXPECT_EQ(info.head_block, want) << s.str() << " " << schedule_name(sc) << " block_m " << info.block_m;
+          if (info.block_m == 64 && (sc == Schedule::kDescending || !causal))
+            EXPECT_EQ(info.head_block, kLongHeadBlock) << s.str() << " " << schedule_name(sc);
+          const uint64_t h = pr.grad_hash();
+          ScopedEnv sixteen("DASH_HEAD_BLOCK", "16");
+          ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
+          EXPECT_EQ(info.head_block, 16);
+          EXPECT_EQ(pr.grad_hash(), h) << s.str() << " " << schedule_name(sc) << " grid " << grid;
+        }
+    }
+}
+
 // DASH_BWD_WRITER_OVERLAP=1 (draft, dq_writer_overlap): the dQ writer keeps two bulk reduces in
 // flight (the completion wait of one tile overlaps the issue of the next); the same adds in the
 // same order per tile, so the same bits. Gated until it has run on a GPU.
