@@ -15,30 +15,20 @@ MMA warps (docs/perf.md v35).
 
     python3 scripts/bwd_chain.py trace.csv.chain.csv [more ...]     (gzipped too)
 """
-import gzip
 import statistics
 import sys
 
-
-def q(xs, f):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(f * len(xs)))] if xs else float("nan")
+from bwd_trace import q, read_int_csv  # (scripts/: the same CSV reader and quantile)
 
 
 def load(path):
-    head, links = "", {}
-    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
-        for line in f:
-            if line.startswith("#"):
-                head = line[1:].strip()
-                continue
-            if line.startswith("sem"):
-                continue
-            sem, rank, staged, acquired, released = (int(x) for x in line.split(","))
-            # staged / acquired are the low 32 bits of %globaltimer: rebuild them below released.
-            staged = released - ((released - staged) & 0xFFFFFFFF)
-            acquired = released - ((released - acquired) & 0xFFFFFFFF)
-            links[(sem, rank)] = (staged, acquired, released)
+    head, rows = read_int_csv(path)
+    links = {}
+    for sem, rank, staged, acquired, released in rows:
+        # staged / acquired are the low 32 bits of %globaltimer: rebuild them below released.
+        staged = released - ((released - staged) & 0xFFFFFFFF)
+        acquired = released - ((released - acquired) & 0xFFFFFFFF)
+        links[(sem, rank)] = (staged, acquired, released)
     return head, links
 
 

@@ -10,18 +10,23 @@ import statistics
 import sys
 
 
-def load(path):
+def read_int_csv(path):
+    """The trace launcher's CSVs (gzipped too): the '# ...' line's text and every data row as ints (the column
+    header skipped)."""
     head, rows = "", []
     with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         for line in f:
             if line.startswith("#"):
                 head = line[1:].strip()
-                continue
-            if line.startswith("cta"):
-                continue
-            v = [int(x) for x in line.split(",")]
-            rows.append(dict(cta=v[0], side=v[1], t0=v[2], t1=v[3], t3=v[5], t4=v[6], j=v[7], steps=v[8], head=v[9]))
+            elif line[:1].isdigit():
+                rows.append([int(x) for x in line.split(",")])
     return head, rows
+
+
+def load(path):
+    head, rows = read_int_csv(path)
+    return head, [dict(cta=v[0], side=v[1], t0=v[2], t1=v[3], t3=v[5], t4=v[6], j=v[7], steps=v[8], head=v[9])
+                  for v in rows]
 
 
 def q(xs, f):

@@ -201,9 +201,9 @@ struct ScheduleModel {
   // From 2048 keys (kLongHeadBlockMinKvTiles) blocks of kLongHeadBlock (8) heads: for descending
   // and full-mask ascending on 64-row tiles, and for full masks on 96-row tiles (thirty-fifth
   // session, H100, DASH_HEAD_BLOCK A/B, 3 interleaved rounds, docs/perf.md v36): 8 over 16 at
-  // hdim 128 full ascending / descending +1.4-1.7% at 2k-8k and +6.8-7.9% at 16k, causal
+  // hdim 128 full ascending / descending +1.2-1.7% at 2k-8k and +6.8-7.9% at 16k, causal
   // descending +1.2-2.0%; hdim 64 (96 rows) full -0.5..+4.1%. Not where it lost: causal ascending
-  // (0.68-0.97), hdim 64 causal descending (0.96-0.99). The dQ chain trace (next98) shows the
+  // (0.68-0.97), hdim 64 causal descending (0.955-0.992). The dQ chain trace (next98) shows the
   // links at about one step (2.3 us at hdim 128, 1.9 at hdim 64), so the chains are in lockstep;
   // fewer heads at a time keep more of their Q / dO and dQ tiles in L2 (a hypothesis: the link
   // latency grew to 3-5 us where the queue's appends spread the waves, v35).

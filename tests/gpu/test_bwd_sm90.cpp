@@ -782,6 +782,15 @@ void expect_same_grads(Problem& pr, const Grads& ref, bool dq_bits, const std::s
   EXPECT_EQ(g.dkv_bits, ref.dkv_bits) << what << ": dK / dV bits";
 }
 
+// The tile problem of spec s with the tiles the launch ran (info.block_m / block_n): what the host
+// planned that launch from.
+TileProblem tiles_that_ran(const ProblemSpec& s, const BwdLaunchInfo& info) {
+  TileProblem tp;
+  tp.batch = s.batch; tp.heads_q = s.heads_q; tp.heads_kv = s.heads_kv; tp.seqlen_q = s.seqlen_q;
+  tp.seqlen_k = s.seqlen_k; tp.block_m = info.block_m; tp.block_n = info.block_n; tp.causal = s.causal;
+  return tp;
+}
+
 // The last-wave split (ScheduleModel::with_last_wave_split, docs/bwd-sm90.md "The last wave"; default
 // on, DASH_BWD_SPLIT_LAST=0 off): full masks, ascending / descending / spt / atomic; every task where
 // there are fewer than 132 (atomic: the tasks % 132 of the last wave otherwise) in pieces whose dK /
@@ -833,10 +842,7 @@ TEST(BwdSm90LastWaveSplit, AccurateReproducibleAndDqUnchanged) {
       }
       // The plan for the tiles that ran (ScheduleModel::with_last_wave_split): every task of the
       // shapes with fewer than 132, atomic's 140 % 132 = 8 of the 140-task one, no ordered split there.
-      TileProblem tp;
-      tp.batch = s.batch; tp.heads_q = s.heads_q; tp.heads_kv = s.heads_kv; tp.seqlen_q = s.seqlen_q;
-      tp.seqlen_k = s.seqlen_k; tp.block_m = info.block_m; tp.block_n = info.block_n; tp.causal = false;
-      const ScheduleModel plan = ScheduleModel::make(tp, sc).with_last_wave_split();
+      const ScheduleModel plan = ScheduleModel::make(tiles_that_ran(s, info), sc).with_last_wave_split();
       EXPECT_EQ(info.split_tasks, plan.split_tasks) << what;
       EXPECT_EQ(info.split_pieces, plan.split_pieces) << what;
       if (info.num_tasks < 132 || sc == Schedule::kAtomic) {
@@ -1668,14 +1674,7 @@ TEST(BwdSm90HeadBlock, LongRunsTakeBlocksOfEightWithTheSameBits) {
           p.num_ctas = grid;
           BwdLaunchInfo info;
           ASSERT_TRUE(run_sm90_bwd(pr, p, &info).ok()) << s.str() << " " << schedule_name(sc);
-          TileProblem tp;
-          tp.batch = 1;
-          tp.heads_q = tp.heads_kv = 16;
-          tp.seqlen_q = tp.seqlen_k = 2100;
-          tp.block_m = info.block_m;
-          tp.block_n = info.block_n;
-          tp.causal = causal;
-          const int want = ScheduleModel::default_head_block(tp, sc);
+          const int want = ScheduleModel::default_head_block(tiles_that_ran(s, info), sc);
           EXPECT_EQ(info.head_block, want) << s.str() << " " << schedule_name(sc) << " block_m " << info.block_m;
           if (info.block_m == 64 && (sc == Schedule::kDescending || !causal))
             EXPECT_EQ(info.head_block, kLongHeadBlock) << s.str() << " " << schedule_name(sc);
