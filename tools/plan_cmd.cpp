@@ -30,6 +30,9 @@ struct Options {
   int causal = -1;  // -1: the cost model's default (causal for default, full for unit)
   int async_reduce = -1;  // -1: the cost model's default (async for default, sync for unit)
   int stage_buffers = -1;  // -1: the cost model's (CostParams::for_tiles: 2 for 64x64, 1 for 64x128)
+  int head_block = 0;      // --head-block: 0, the default task order (ScheduleModel::default_head_block)
+  bool head_blocks = false;  // --head-blocks: the time per head block of each schedule
+  bool l2 = false;           // --l2: the fitted L2 working-set term (kSm90L2Term)
   bool unit = false, json = false, schedule_given = false;
   bool batch_given = false, heads_given = false, kv_heads_given = false, sms_given = false;
   bool tiles_given = false;
@@ -98,6 +101,9 @@ Options parse(int argc, char** argv) {
     else if (flag == "--full" || flag == "--no-causal") { boolean(); o.causal = 0; }
     else if (flag == "--json") { boolean(); o.json = true; }
     else if (flag == "--stage-buffers") o.stage_buffers = parse_int(flag, value(), 1);
+    else if (flag == "--head-block") o.head_block = parse_int(flag, value(), 1);
+    else if (flag == "--head-blocks") { boolean(); o.head_blocks = true; }
+    else if (flag == "--l2") { boolean(); o.l2 = true; }
     else if (flag == "--reduce") {
       const std::string v = value();
       if (v == "async") o.async_reduce = 1;
@@ -133,7 +139,7 @@ Options parse(int argc, char** argv) {
     }
   }
   if (o.tiles_given && !o.unit) throw UsageError{"--q-tiles/--kv-tiles need --cost-model unit"};
-  if (!o.params.empty() && o.unit) throw UsageError{"--param needs --cost-model default"};
+  if ((!o.params.empty() || o.l2) && o.unit) throw UsageError{"--param and --l2 need --cost-model default"};
   if (o.heads % o.kv_heads != 0)
     throw UsageError{"--heads (" + std::to_string(o.heads) + ") must be a multiple of --kv-heads (" +
                      std::to_string(o.kv_heads) + ")"};
@@ -154,13 +160,13 @@ void print_json(const std::vector<plan::PlanRow>& rows, Schedule rec, const Cost
         "  {\"schedule\": \"%s\", \"resolved\": \"%s\", \"dispatch\": \"%s\", \"makespan\": %s, "
         "\"lower_bound\": %s, \"efficiency\": %s, \"stall_share\": %s, \"idle_share\": %s, "
         "\"critical_path\": %s, \"min_coresident\": %d, \"num_tasks\": %d, \"feasible\": %s, "
-        "\"deterministic\": %s, \"recommended\": %s, \"reduce_model\": \"%s\", \"c\": %s, \"r\": %s}%s\n",
+        "\"deterministic\": %s, \"recommended\": %s, \"reduce_model\": \"%s\", \"c\": %s, \"r\": %s, \"head_block\": %d}%s\n",
         dash::schedule_name(r.schedule), dash::schedule_name(r.resolved), dash::dispatch_name(r.dispatch),
         number(r.makespan).c_str(), number(r.lower_bound).c_str(), number(r.efficiency).c_str(),
         number(r.stall_share).c_str(), number(r.idle_share).c_str(), number(r.critical_path).c_str(),
         r.min_coresident, r.num_tasks, r.feasible ? "true" : "false", r.deterministic ? "true" : "false",
         r.schedule == rec && r.deterministic ? "true" : "false", cost.async_reduce ? "async" : "sync",
-        number(cost.c).c_str(), number(cost.r).c_str(), k + 1 < rows.size() ? "," : "");
+        number(cost.c).c_str(), number(cost.r).c_str(), r.head_block, k + 1 < rows.size() ? "," : "");
   }
   std::printf("]\n");
 }
@@ -207,13 +213,16 @@ void set_param(dash::CostParams& cp, const std::string& name, double v) {
   else if (name == "post_blocks_per_sm") cp.post_blocks_per_sm = std::max(1, integer());
   else if (name == "last_wave_split") cp.last_wave_split = integer() != 0;
   else if (name == "group_take") cp.group_take = integer() != 0;
+  else if (name == "l2_mbytes") cp.l2_mbytes = v;
+  else if (name == "l2_penalty") cp.l2_penalty = v;
+  else if (name == "l2_knee") cp.l2_knee = v;
   else
     throw UsageError{"--param: unknown field '" + name +
                      "' (per_sm_tflops compute_overhead_us reduce_gbytes_per_s reduce_latency_us async_reduce "
                      "stage_buffers task_overhead_us order_penalty_base order_penalty_slope order_penalty_knee "
                      "order_penalty_closed order_penalty_closed_sym order_penalty_closed_hd64 atomic_skips_latency "
                      "post_gbytes_per_s post_poll post_blocks_per_sm shift_full_tiles_hd128 shift_full_tiles_hd64 "
-                     "last_wave_split group_take)"};
+                     "last_wave_split group_take l2_mbytes l2_penalty l2_knee)"};
 }
 
 std::string shape_line(const Options& o, const TileProblem& p) {
@@ -328,6 +337,43 @@ void print_table(const Options& o, const TileProblem& p, const CostModel& cost,
   std::printf("\n");
 }
 
+// --head-blocks: the predicted time of each schedule that takes its tasks in head blocks (group
+// width 1) for several head blocks, as DASH_HEAD_BLOCK sets them, against its default block.
+void print_head_blocks(const Options& o, const TileProblem& p, const CostModel& cost) {
+  const int H = p.num_heads();
+  std::vector<int> blocks;
+  for (int b : {1, 2, 4, 8, 16, 32, 64})
+    if (b <= H && (blocks.empty() || blocks.back() != b)) blocks.push_back(b);
+  if (blocks.back() != H && H < 64) blocks.push_back(H);
+  std::printf("\npredicted time per head block (%s; heads taken in blocks of B, interleaved inside a block;\n"
+              "ratio: the default block's time / B's, > 1 where B is faster)\n",
+              cost.l2_term() ? "with the L2 working-set term; L2: its factor on c and r"
+                  : "no L2 term in this cost model: the head block only moves the task order");
+  std::printf("%-12s %8s", "schedule", "default");
+  for (int b : blocks) std::printf(" %14s", ("B=" + std::to_string(b)).c_str());
+  std::printf("\n");
+  for (Schedule s : {Schedule::kAscending, Schedule::kDescending, Schedule::kSpt, Schedule::kAtomic}) {
+    const plan::PlanRow def = plan::plan_one(p, s, cost, o.sms, o.dispatch, 0);
+    std::printf("%-12s %8d", dash::schedule_name(s), def.head_block);
+    for (int b : blocks) {
+      const plan::PlanRow r = plan::plan_one(p, s, cost, o.sms, o.dispatch, b);
+      char cell[40];
+      if (!r.feasible) std::snprintf(cell, sizeof cell, "infeasible");
+      else std::snprintf(cell, sizeof cell, "%.6g %.3f", r.makespan, def.makespan / r.makespan);
+      std::printf(" %14s", cell);
+    }
+    std::printf("\n");
+    if (cost.l2_term()) {
+      std::printf("%-12s %8s", "  L2", "");
+      for (int b : blocks) {
+        dash::ScheduleModel sm = dash::ScheduleModel::make(p, s).with_head_block(b);
+        std::printf(" %14.4f", cost.l2_factor(sm, o.sms));
+      }
+      std::printf("\n");
+    }
+  }
+}
+
 }  // namespace
 
 void plan_usage() {
@@ -350,6 +396,13 @@ void plan_usage() {
       "  --sms N             persistent CTAs, one per SM (132; unit model: KV tiles)\n"
       "  --dispatch D        dynamic (atomic task counter) or static (CTA p takes p, p+P, ...) (dynamic)\n"
       "  --schedule S        only this schedule: ascending spt descending shift symmetric_shift atomic\n"
+      "  --head-block N      take the tasks in blocks of N heads (what DASH_HEAD_BLOCK=N does to the\n"
+      "                      kernels; shift and symmetric shift stay head-major) instead of the default\n"
+      "                      order (ScheduleModel::default_head_block); the recommendation is unchanged by\n"
+      "                      default\n"
+      "  --head-blocks       also print each interleavable schedule's time for head blocks 1-64\n"
+      "  --l2                add the fitted L2 working-set term (kSm90L2Term: the head block's effect,\n"
+      "                      fitted on the H100 head-block A/B; off by default), before any --param\n"
       "cost model:\n"
       "  --cost-model M      default (c, r from hdim and tiles, in us; the rates calibrated for\n"
       "                      the kernel with these tiles: sm90 for 64x128 and 80x128, sm80 otherwise) or unit\n"
@@ -362,7 +415,8 @@ void plan_usage() {
       "                      order_penalty_base/slope/knee, stage_buffers, atomic_skips_latency,\n"
       "                      async_reduce, post_gbytes_per_s (0: no postprocess), post_poll,\n"
       "                      post_blocks_per_sm, shift_full_tiles_hd128, shift_full_tiles_hd64,\n"
-      "                      last_wave_split,\n"
+      "                      last_wave_split, l2_mbytes / l2_penalty / l2_knee (the L2 working-set\n"
+      "                      term that makes the head block matter; see --l2),\n"
       "                      group_take); repeatable. scripts/fit_planner.py uses it\n"
       "  --stage-buffers N   async: dQ stage buffers between the MMA warps and the writer (the\n"
       "                      calibrated value: 2 for the sm80 tiles and for 64x128; unit: 2)\n"
@@ -417,6 +471,7 @@ int plan_main(int argc, char** argv) {
     // The calibrated rates of the kernel with these tiles (64x128: sm90, otherwise sm80), with
     // the --param overrides.
     dash::CostParams cp = dash::CostParams::for_tiles(o.block_m, o.block_n);
+    if (o.l2) cp = dash::with_l2_term(cp);
     try {
       for (const auto& [name, v] : o.params) set_param(cp, name, v);
     } catch (const UsageError& e) {
@@ -424,7 +479,8 @@ int plan_main(int argc, char** argv) {
       return 2;
     }
     cost = CostModel::for_shape(o.hdim, o.block_m, o.block_n, cp);
-    if (!o.params.empty()) cost.name = "default (--param)";
+    if (o.l2) cost.name = "default + L2 term (--l2)";
+    if (!o.params.empty()) cost.name = o.l2 ? "default + L2 term (--l2, --param)" : "default (--param)";
     if (o.c >= 0) cost.c = o.c;
     if (o.r >= 0) cost.r = o.r;
     if (o.c >= 0 || o.r >= 0) cost.name = "default (overridden)";
@@ -433,12 +489,13 @@ int plan_main(int argc, char** argv) {
 
   if (o.stage_buffers > 0) cost.stage_buffers = o.stage_buffers;
   std::vector<plan::PlanRow> rows;
-  if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch));
-  else rows = plan::plan_all(p, cost, o.sms, o.dispatch);
+  if (o.schedule_given) rows.push_back(plan::plan_one(p, o.schedule, cost, o.sms, o.dispatch, o.head_block));
+  else rows = plan::plan_all(p, cost, o.sms, o.dispatch, o.head_block);
   const Schedule rec = o.schedule_given ? o.schedule : plan::recommend_from(rows, p, cost, o.sms);
 
   if (o.json) print_json(rows, rec, cost);
   else print_table(o, p, cost, rows, rec);
+  if (o.head_blocks && !o.json) print_head_blocks(o, p, cost);
 
   if (!o.gantt.empty()) {
     dash::GanttOptions gopt;
@@ -455,6 +512,7 @@ int plan_main(int argc, char** argv) {
     for (const auto& r : rows) {
       if (!r.feasible || r.resolved != r.schedule) continue;
       dash::ScheduleModel sm = dash::ScheduleModel::make(p, r.schedule);
+      if (o.head_block > 0) sm = sm.with_head_block(o.head_block);
       if (cost.last_wave_split) sm = sm.with_last_wave_split();
       sims.push_back(dash::simulate(sm, cost, o.sms, o.dispatch, true,
                                     gopt.max_rows));

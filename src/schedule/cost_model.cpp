@@ -57,6 +57,9 @@ CostModel CostModel::for_shape(int head_dim, int block_m, int block_n, const Cos
   m.last_wave_split = params.last_wave_split;
   m.post_blocks_per_sm = std::max(1, params.post_blocks_per_sm);
   m.head_dim = head_dim;
+  m.l2_mbytes = params.l2_mbytes;
+  m.l2_penalty = params.l2_penalty;
+  m.l2_knee = params.l2_knee;
   return m;
 }
 
@@ -83,9 +86,35 @@ double CostModel::order_factor(const ScheduleModel& sm, int num_sms) const {
   return 1.0 + order_penalty_base + order_penalty_slope * std::max(0.0, w - order_penalty_knee);
 }
 
+double CostModel::l2_heads(const ScheduleModel& sm, int num_sms) {
+  const double heads = sm.p.num_heads();
+  const double block = std::min<double>(std::max(1, sm.head_block), heads);
+  const double by_grid = num_sms > 0 ? static_cast<double>(num_sms) / std::max(1, sm.tasks_per_head) : 1.0;
+  return std::min(heads, std::max(block, by_grid));
+}
+
+double CostModel::l2_working_set(const ScheduleModel& sm, int num_sms) const {
+  if (head_dim <= 0) return 0.0;
+  long long steps = 0;  // a head's steps (every query head of its group), over its tasks
+  for (int slot = 0; slot < sm.tasks_per_head; ++slot) steps += sm.task_steps(slot);
+  const double task_steps = static_cast<double>(steps) / std::max(1, sm.tasks_per_head);
+  const double tile_bytes = static_cast<double>(sm.p.block_m) * head_dim * 8.0;  // Q, dO 16-bit; dQ fp32
+  return l2_heads(sm, num_sms) * task_steps * tile_bytes;
+}
+
+double CostModel::l2_factor(const ScheduleModel& sm, int num_sms) const {
+  if (!l2_term()) return 1.0;
+  const double x = std::max(0.0, l2_working_set(sm, num_sms) / (l2_mbytes * 1e6) - l2_knee);
+  return 1.0 + l2_penalty * x * x;
+}
+
 CostModel CostModel::for_schedule(const ScheduleModel& sm, int num_sms) const {
   CostModel m = *this;
-  m.c = c * order_factor(sm, num_sms);
+  const double l2 = l2_factor(sm, num_sms);
+  m.c = c * order_factor(sm, num_sms) * l2;
+  m.r = r * l2;
+  if (m.r_atomic >= 0.0) m.r_atomic = r_atomic * l2;
+  m.l2_mbytes = m.l2_penalty = m.l2_knee = 0.0;
   m.order_penalty_base = m.order_penalty_slope = m.order_penalty_knee = 0.0;
   m.order_penalty_closed = m.order_penalty_closed_sym = -1.0;
   return m;

@@ -92,6 +92,20 @@ struct CostParams {
   // The sm90 backward's last-wave split (ScheduleModel::with_last_wave_split, DASH_BWD_SPLIT_LAST):
   // the planner simulates the split model, each piece paying task_overhead_us as a task does.
   bool last_wave_split = false;
+  // The L2 working set of the heads in flight (0 in both sets: off; docs/schedules.md "Head blocks
+  // and the L2"; fitted values: kSm90L2Term). Every step reads a Q and a dO tile (16-bit) and adds
+  // into a dQ accumulator tile (fp32) of its head, block_m x head_dim x 8 bytes, which the head's
+  // next task reads again about one task length later. The working set is
+  //   ws = heads in flight x (a task's steps, the mean over the head's tasks) x those bytes,
+  // heads in flight = min(heads, max(head block, SMs / tasks per head)) (CostModel::l2_heads): the
+  // bytes the grid touches between two tasks of one head visiting a tile. With x = ws / l2_mbytes
+  // (MB of 1e6 bytes), every compute and reduce takes
+  //   1 + l2_penalty * max(0, x - l2_knee)^2
+  // times as long. What it models: the head block (ScheduleModel::head_block) sets how many heads
+  // share the grid, so it moves ws; the other terms do not depend on it.
+  double l2_mbytes = 0.0;   // 0: no term
+  double l2_penalty = 0.0;
+  double l2_knee = 0.0;
 
   // The calibrated set for the backward kernel with these tiles: 64x128 is the sm90 kernel
   // (src/kernels/attn_bwd_sm90.cu, see kSm90Params below); every other tile shape gets the sm80
@@ -202,6 +216,23 @@ inline constexpr CostParams kSm90Params80 = [] {
   p.per_sm_tflops = 6.8;
   return p;
 }();
+// The L2 working-set term fitted on the head-block A/B (H100, thirty-fifth session, docs/data/
+// s35-h100/next99 and next100: DASH_HEAD_BLOCK 4 / 8 / 16 / 32, ascending and descending, hdim 128
+// on 64-row tiles and hdim 64 on 96-row tiles, full and causal, 2k-16k) by scripts/fit_head_block.py
+// --fit (docs/schedules.md "Head blocks and the L2"). Not in kSm90Params / kSm90Params80: it moves
+// every interleaved schedule's time at long lengths (atomic's too), which the calibration sweeps
+// (all at the default head blocks) were fitted without; `dash-attn plan --l2` and
+// with_l2_term add it.
+struct L2Term {
+  double mbytes, penalty, knee;
+};
+inline constexpr L2Term kSm90L2Term{50.0, 0.004, 0.0};
+inline constexpr CostParams with_l2_term(CostParams p, const L2Term& t = kSm90L2Term) {
+  p.l2_mbytes = t.mbytes;
+  p.l2_penalty = t.penalty;
+  p.l2_knee = t.knee;
+  return p;
+}
 
 struct CostModel {
   double c = 1.0;  // compute node C(i, j)
@@ -243,6 +274,12 @@ struct CostModel {
   int shift_full_tiles_hd128 = 0;  // CostParams::shift_full_tiles_hd128 (a measured planner rule)
   int shift_full_tiles_hd64 = 64;  // CostParams::shift_full_tiles_hd64 (a measured planner rule)
   bool last_wave_split = false;    // CostParams::last_wave_split (the simulated model is split)
+  // The L2 working-set term (CostParams::l2_*), applied by for_schedule; the tile's bytes come from
+  // the tiles' block_m and head_dim below.
+  double l2_mbytes = 0.0;
+  double l2_penalty = 0.0;
+  double l2_knee = 0.0;
+  bool l2_term() const { return l2_mbytes > 0.0 && l2_penalty > 0.0 && head_dim > 0; }
   // The head dimension for_shape was given (0: the unit model, or not known). The planner's
   // measured long-full-mask rule depends on it (plan::recommend_from).
   int head_dim = 0;
@@ -270,8 +307,15 @@ struct CostModel {
   // Compute multiplier of the visit-order penalty for this schedule (1 unless shift or
   // symmetric shift and a penalty is set).
   double order_factor(const ScheduleModel& sm, int num_sms) const;
-  // This model with the visit-order penalty folded into c (and the penalty fields cleared, so
-  // that applying it twice changes nothing). The simulator and the DAG call it.
+  // The L2 term (CostParams::l2_*): the heads whose tasks share the grid at a time, min(heads,
+  // max(head block, num_sms / tasks per head)); the working set ws in bytes; the factor on c and r
+  // (1 where the term is off).
+  static double l2_heads(const ScheduleModel& sm, int num_sms);
+  double l2_working_set(const ScheduleModel& sm, int num_sms) const;
+  double l2_factor(const ScheduleModel& sm, int num_sms) const;
+  // This model with the visit-order penalty folded into c and the L2 factor into c and r (and
+  // their fields cleared, so that applying it twice changes nothing). The simulator and the DAG
+  // call it.
   CostModel for_schedule(const ScheduleModel& sm, int num_sms) const;
   // "sync" or "async (N stage buffers)", for reports.
   std::string reduce_model() const;

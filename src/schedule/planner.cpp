@@ -24,8 +24,9 @@ int simplicity(Schedule s) {
 }  // namespace
 
 PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
-                 Dispatch dispatch) {
+                 Dispatch dispatch, int head_block) {
   ScheduleModel sm = ScheduleModel::make(prob, s);
+  if (head_block > 0) sm = sm.with_head_block(head_block);
   if (cost.last_wave_split) sm = sm.with_last_wave_split();  // (the sm90 kernels' default)
   PlanRow row;
   row.schedule = s;
@@ -33,6 +34,8 @@ PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int
   row.dispatch = dispatch;
   row.min_coresident = sm.min_coresident();
   row.num_tasks = sm.num_tasks();
+  row.head_block = sm.head_block;
+  row.l2_factor = cost.l2_factor(sm, num_sms);
   row.deterministic = sm.deterministic();
   row.critical_path = critical_path_length(sm, cost);
   row.feasible = sm.min_coresident() <= num_sms;
@@ -51,10 +54,10 @@ PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int
 }
 
 std::vector<PlanRow> plan_all(const TileProblem& prob, const CostModel& cost, int num_sms,
-                              Dispatch dispatch) {
+                              Dispatch dispatch, int head_block) {
   std::vector<PlanRow> rows;
   for (int k = 0; k < kNumConcreteSchedules; ++k)
-    rows.push_back(plan_one(prob, static_cast<Schedule>(k), cost, num_sms, dispatch));
+    rows.push_back(plan_one(prob, static_cast<Schedule>(k), cost, num_sms, dispatch, head_block));
   return rows;
 }
 

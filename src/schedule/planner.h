@@ -24,6 +24,8 @@ struct PlanRow {
   int num_tasks = 0;
   bool feasible = true;        // min_coresident <= SMs (and the simulated grid completed)
   bool deterministic = true;
+  int head_block = 1;          // the task order's head block (ScheduleModel::head_block)
+  double l2_factor = 1.0;      // the L2 working-set term's factor on c and r (CostModel::l2_factor)
 };
 
 // Schedules within this relative distance of the fastest count as tied in recommend(). Only
@@ -34,11 +36,14 @@ struct PlanRow {
 // and descending on a full mask) still go to descending.
 constexpr double kTieTolerance = 1e-6;
 
+// head_block > 0: the tasks taken in blocks of that many heads (ScheduleModel::with_head_block, what
+// DASH_HEAD_BLOCK does to the kernels; grouped schedules stay head-major); 0: the default order
+// (ScheduleModel::default_head_block).
 PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
-                 Dispatch dispatch);
+                 Dispatch dispatch, int head_block = 0);
 // Every concrete schedule, atomic included, in enum order.
 std::vector<PlanRow> plan_all(const TileProblem& prob, const CostModel& cost, int num_sms,
-                              Dispatch dispatch);
+                              Dispatch dispatch, int head_block = 0);
 // Best feasible deterministic schedule (smallest makespan); ties (kTieTolerance) prefer
 // descending, then the simpler schedule (ascending, spt, shift, symmetric_shift).
 Schedule recommend(const TileProblem& prob, const CostModel& cost, int num_sms,
