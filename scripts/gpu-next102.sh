@@ -9,6 +9,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
 gpu_setup gpu-next102
+# logs straight under $OUT (what a timeout leaves still comes back)
+mv "$O/machine.txt" "$DEST/"; O=$DEST
 {
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
@@ -26,4 +28,3 @@ if [ "${PART:-1}" = 1 ]; then
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
-tar czf "$DEST/all.tgz" -C "$O" .
