@@ -271,15 +271,20 @@ trace_sides() {
   gzip -9 "$O"/trace/*.csv
 }
 # The Python suite and bench/peers.py (3 rounds) from the installed package of head.tgz ($R, after
-# install_head or a pip of $R); PEERS_TIMEOUT / PEERS_BUDGET (330 / 300 s). gpu-next69.sh, gpu-next84.sh.
-pytest_and_peers() {
-  cd "$R" || return 1
+# install_head or a pip of $R); PEERS_TIMEOUT / PEERS_BUDGET (330 / 300 s); PYTEST_LAST=1: peers first
+# (for a call that may time out). gpu-next69.sh, gpu-next84.sh, gpu-next102.sh.
+run_pytest() {
   echo "== pytest $(el)"
-  timeout -k 5 200 python -m pytest tests/python -q -p no:cacheprovider > "$O/pytest.log" 2>&1; echo "pytest rc $? $(el)"
-  tail -2 "$O/pytest.log"
-  cd - > /dev/null
+  (cd "$R" && timeout -k 5 200 python -m pytest tests/python -q -p no:cacheprovider > "$O/pytest.log" 2>&1)
+  echo "pytest rc $? $(el)"; tail -2 "$O/pytest.log"
+}
+pytest_and_peers() {
+  [ -d "$R" ] || return 1
+  [ "${PYTEST_LAST:-0}" = 1 ] || run_pytest
   (cd /tmp && timeout -k 5 "${PEERS_TIMEOUT:-330}" python "$R/bench/peers.py" --rounds 3 --warmup 2 --reps 4 \
     --budget-s "${PEERS_BUDGET:-300}" --json "$O/peers.json" --png "$O/peers.png" > "$O/peers.log" 2>&1)
   echo "peers rc $? $(el)"
   python3 "$R/scripts/peers_table.py" "$O/peers.json" > "$O/table.md" 2>&1; tail -34 "$O/table.md"
+  [ "${PYTEST_LAST:-0}" = 1 ] && run_pytest
+  return 0
 }

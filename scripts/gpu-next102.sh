@@ -24,7 +24,7 @@ if [ "${PART:-1}" = 1 ]; then
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json 2>&1 | grep -E " auto " | head -30
   echo "bench done $(el)"
   pip_wait; echo "pip done $(el)"
-  PEERS_TIMEOUT=260 PEERS_BUDGET=230 pytest_and_peers
+  PYTEST_LAST=1 PEERS_TIMEOUT=230 PEERS_BUDGET=200 pytest_and_peers
 fi
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
