@@ -5,6 +5,7 @@
 #           from 2048 keys): while the package builds, the head-block / auto / PDL tests and `dash-attn bench`
 #           of every schedule + auto at both head dims; then the Python suite; peers (3 rounds, the standard
 #           sweep).
+#   PART=2: the tests and the bench only (no package, no peers).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -16,6 +17,8 @@ cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
   head_pip_bg || exit 1
   echo "== pip (background) + tests $(el)"
+fi
+if [ "${PART:-1}" = 1 ] || [ "${PART:-1}" = 2 ]; then
   timeout -k 5 100 bins/new/dash_gpu_tests --gtest_filter='BwdSm90HeadBlock.*:BwdSm90Auto.*:BwdSm90Pdl.*' \
     > "$O/tests.log" 2>&1
   echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$O/tests.log" | head
@@ -23,6 +26,8 @@ if [ "${PART:-1}" = 1 ]; then
   bench_every_schedule
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json 2>&1 | grep -E " auto " | head -30
   echo "bench done $(el)"
+fi
+if [ "${PART:-1}" = 1 ]; then
   pip_wait; echo "pip done $(el)"
   PYTEST_LAST=1 PEERS_TIMEOUT=230 PEERS_BUDGET=200 pytest_and_peers
 fi
