@@ -5,7 +5,8 @@
 #           from 2048 keys): while the package builds, the head-block / auto / PDL tests and `dash-attn bench`
 #           of every schedule + auto at both head dims; then the Python suite; peers (3 rounds, the standard
 #           sweep).
-#   PART=2: the tests and the bench only (no package, no peers).
+#   PART=2: the tests and the bench only (no package, no peers), then one A/B round of bins/old (the build
+#           before the rule) against bins/new at ascending / descending / auto, 2k-16k.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -26,6 +27,15 @@ if [ "${PART:-1}" = 1 ] || [ "${PART:-1}" = 2 ]; then
   bench_every_schedule
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json 2>&1 | grep -E " auto " | head -30
   echo "bench done $(el)"
+fi
+if [ "${PART:-1}" = 2 ] && [ -x bins/old/dash-attn ]; then  # A/B: the build before the rule, then HEAD again
+  for cfg in old new; do
+    for d in 128 64; do
+      timeout -k 5 60 bins/$cfg/dash-attn bench --hdim $d --causal 0,1 --seqlen 2048,4096,8192,16384 \
+        --schedules ascending,descending,auto --json "$O/ab-$cfg-d$d-r1.json" > /dev/null 2>&1 || echo "ab $cfg d$d rc $?"
+    done
+  done
+  python3 scripts/env_ab_table.py "$O" old new; echo "ab done $(el)"
 fi
 if [ "${PART:-1}" = 1 ]; then
   pip_wait; echo "pip done $(el)"
