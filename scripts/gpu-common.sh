@@ -24,6 +24,18 @@ head_pip_bg() {
   R=/tmp/h
   (cd "$R" && timeout -k 5 300 python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
 }
+# One A/B round R of bins/old against bins/new (`dash-attn bench`: ascending / descending / auto, both masks,
+# 2k-16k, head_dim 128 and 64): $O/ab-{old,new}-d{128,64}-rR.json for scripts/env_ab_table.py.
+# gpu-next101.sh, gpu-next102.sh.
+ab_old_new_round() {
+  local r=$1 cfg d
+  for cfg in old new; do
+    for d in 128 64; do
+      timeout -k 5 120 bins/$cfg/dash-attn bench --hdim $d --causal 0,1 --seqlen 2048,4096,8192,16384 \
+        --schedules ascending,descending,auto --json "$O/ab-$cfg-d$d-r$r.json" > /dev/null 2>&1 || echo "bench $cfg d$d r$r rc $?"
+    done
+  done
+}
 # `dash-attn bench` of every schedule (and auto), both masks, at head_dim 128 and 64, the defaults:
 # $O/bench-hdim{128,64}.{json,log}.
 bench_every_schedule() {

@@ -12,12 +12,7 @@ gpu_setup gpu-next101
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
   for r in $(seq 1 "${ROUNDS:-2}"); do
-    for cfg in old new; do
-      for d in 128 64; do
-        timeout -k 5 120 bins/$cfg/dash-attn bench --hdim $d --causal 0,1 --seqlen 2048,4096,8192,16384 \
-          --schedules ascending,descending,auto --json "$O/ab-$cfg-d$d-r$r.json" > /dev/null 2>&1 || echo "bench $cfg d$d r$r rc $?"
-      done
-    done
+    ab_old_new_round "$r"
     echo "round $r done $(el)"
   done
   python3 scripts/env_ab_table.py "$O" old new

@@ -29,12 +29,7 @@ if [ "${PART:-1}" = 1 ] || [ "${PART:-1}" = 2 ]; then
   echo "bench done $(el)"
 fi
 if [ "${PART:-1}" = 2 ] && [ -x bins/old/dash-attn ]; then  # A/B: the build before the rule, then HEAD again
-  for cfg in old new; do
-    for d in 128 64; do
-      timeout -k 5 60 bins/$cfg/dash-attn bench --hdim $d --causal 0,1 --seqlen 2048,4096,8192,16384 \
-        --schedules ascending,descending,auto --json "$O/ab-$cfg-d$d-r1.json" > /dev/null 2>&1 || echo "ab $cfg d$d rc $?"
-    done
-  done
+  ab_old_new_round 1
   python3 scripts/env_ab_table.py "$O" old new; echo "ab done $(el)"
 fi
 if [ "${PART:-1}" = 1 ]; then
