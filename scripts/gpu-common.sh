@@ -24,14 +24,22 @@ head_pip_bg() {
   R=/tmp/h
   (cd "$R" && timeout -k 5 300 python -m pip install --no-build-isolation --no-deps . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") &
 }
-# One A/B round R of bins/old against bins/new (`dash-attn bench`: ascending / descending / auto, both masks,
-# 2k-16k, head_dim 128 and 64): $O/ab-{old,new}-d{128,64}-rR.json for scripts/env_ab_table.py.
-# gpu-next101.sh, gpu-next102.sh.
-ab_old_new_round() {
-  local r=$1 cfg d
-  for cfg in old new; do
+# The command of an A/B configuration: old / new, the binaries bins/old and bins/new; hbB, bins/new with
+# DASH_HEAD_BLOCK=B (hb16: the default, no variable). gpu-next99.sh, gpu-next100.sh, gpu-next101.sh, gpu-next102.sh.
+ab_cmd() {
+  case $1 in
+    old|new) echo "bins/$1/dash-attn" ;;
+    hb16) echo "bins/new/dash-attn" ;;
+    hb*) echo "env DASH_HEAD_BLOCK=${1#hb} bins/new/dash-attn" ;;
+  esac
+}
+# One A/B round R of the configurations CFG... (`dash-attn bench`: ascending / descending / auto, both masks,
+# 2k-16k, head_dim 128 and 64): $O/ab-CFG-d{128,64}-rR.json for scripts/env_ab_table.py.
+ab_round() {
+  local r=$1 cfg d; shift
+  for cfg in "$@"; do
     for d in 128 64; do
-      timeout -k 5 120 bins/$cfg/dash-attn bench --hdim $d --causal 0,1 --seqlen 2048,4096,8192,16384 \
+      timeout -k 5 120 $(ab_cmd "$cfg") bench --hdim $d --causal 0,1 --seqlen 2048,4096,8192,16384 \
         --schedules ascending,descending,auto --json "$O/ab-$cfg-d$d-r$r.json" > /dev/null 2>&1 || echo "bench $cfg d$d r$r rc $?"
     done
   done

@@ -10,14 +10,8 @@ gpu_setup gpu-next100
 {
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
-  cfg_env() { case $1 in hb16) echo "DASH_BWD_NONE=1" ;; *) echo "DASH_HEAD_BLOCK=${1#hb}" ;; esac; }
   for r in $(seq 1 "${ROUNDS:-3}"); do
-    for cfg in hb16 hb8 hb4; do
-      for d in 128 64; do
-        env $(cfg_env $cfg) timeout -k 5 120 bins/new/dash-attn bench --hdim $d --causal 0,1 --seqlen 2048,4096,8192,16384 \
-          --schedules ascending,descending,auto --json "$O/ab-$cfg-d$d-r$r.json" > /dev/null 2>&1 || echo "bench $cfg d$d r$r rc $?"
-      done
-    done
+    ab_round "$r" hb16 hb8 hb4
     echo "round $r done $(el)"
   done
   python3 scripts/env_ab_table.py "$O" hb16 hb8 hb4

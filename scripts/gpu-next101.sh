@@ -12,7 +12,7 @@ gpu_setup gpu-next101
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
   for r in $(seq 1 "${ROUNDS:-2}"); do
-    ab_old_new_round "$r"
+    ab_round "$r" old new
     echo "round $r done $(el)"
   done
   python3 scripts/env_ab_table.py "$O" old new

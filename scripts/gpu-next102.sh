@@ -29,7 +29,7 @@ if [ "${PART:-1}" = 1 ] || [ "${PART:-1}" = 2 ]; then
   echo "bench done $(el)"
 fi
 if [ "${PART:-1}" = 2 ] && [ -x bins/old/dash-attn ]; then  # A/B: the build before the rule, then HEAD again
-  ab_old_new_round 1
+  ab_round 1 old new
   python3 scripts/env_ab_table.py "$O" old new; echo "ab done $(el)"
 fi
 if [ "${PART:-1}" = 1 ]; then

@@ -11,15 +11,14 @@ gpu_setup gpu-next99
 {
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
-  cfg_env() { case $1 in hb16) echo "DASH_BWD_NONE=1" ;; *) echo "DASH_HEAD_BLOCK=${1#hb}" ;; esac; }
   for r in $(seq 1 "${ROUNDS:-3}"); do
     for cfg in hb16 hb8 hb4 hb32; do
-      e=$(cfg_env $cfg)
-      env $e timeout -k 5 90 bins/new/dash-attn bench --hdim 64 --causal 1 --seqlen 16384 --schedules descending \
+      e=$(ab_cmd $cfg)
+      timeout -k 5 90 $e bench --hdim 64 --causal 1 --seqlen 16384 --schedules descending \
         --json "$O/ab-$cfg-d64c-r$r.json" > /dev/null 2>&1 || echo "bench $cfg d64c r$r rc $?"
-      env $e timeout -k 5 90 bins/new/dash-attn bench --hdim 128 --causal 1 --seqlen 16384 --schedules descending \
+      timeout -k 5 90 $e bench --hdim 128 --causal 1 --seqlen 16384 --schedules descending \
         --json "$O/ab-$cfg-d128c-r$r.json" > /dev/null 2>&1 || echo "bench $cfg d128c r$r rc $?"
-      env $e timeout -k 5 90 bins/new/dash-attn bench --hdim 128 --causal 0 --seqlen 8192 \
+      timeout -k 5 90 $e bench --hdim 128 --causal 0 --seqlen 8192 \
         --schedules ascending,descending --json "$O/ab-$cfg-d128f-r$r.json" > /dev/null 2>&1 || echo "bench $cfg d128f r$r rc $?"
     done
     echo "round $r done $(el)"
