@@ -343,7 +343,7 @@ void print_head_blocks(const Options& o, const TileProblem& p, const CostModel& 
   const int H = p.num_heads();
   std::vector<int> blocks;
   for (int b : {1, 2, 4, 8, 16, 32, 64})
-    if (b <= H && (blocks.empty() || blocks.back() != b)) blocks.push_back(b);
+    if (b <= H) blocks.push_back(b);
   if (blocks.back() != H && H < 64) blocks.push_back(H);
   std::printf("\npredicted time per head block (%s; heads taken in blocks of B, interleaved inside a block;\n"
               "ratio: the default block's time / B's, > 1 where B is faster)\n",
@@ -354,9 +354,10 @@ void print_head_blocks(const Options& o, const TileProblem& p, const CostModel& 
   std::printf("\n");
   for (Schedule s : {Schedule::kAscending, Schedule::kDescending, Schedule::kSpt, Schedule::kAtomic}) {
     const plan::PlanRow def = plan::plan_one(p, s, cost, o.sms, o.dispatch, 0);
+    std::vector<plan::PlanRow> rows;
+    for (int b : blocks) rows.push_back(plan::plan_one(p, s, cost, o.sms, o.dispatch, b));
     std::printf("%-12s %8d", dash::schedule_name(s), def.head_block);
-    for (int b : blocks) {
-      const plan::PlanRow r = plan::plan_one(p, s, cost, o.sms, o.dispatch, b);
+    for (const plan::PlanRow& r : rows) {
       char cell[40];
       if (!r.feasible) std::snprintf(cell, sizeof cell, "infeasible");
       else std::snprintf(cell, sizeof cell, "%.6g %.3f", r.makespan, def.makespan / r.makespan);
@@ -365,10 +366,7 @@ void print_head_blocks(const Options& o, const TileProblem& p, const CostModel& 
     std::printf("\n");
     if (cost.l2_term()) {
       std::printf("%-12s %8s", "  L2", "");
-      for (int b : blocks) {
-        dash::ScheduleModel sm = dash::ScheduleModel::make(p, s).with_head_block(b);
-        std::printf(" %14.4f", cost.l2_factor(sm, o.sms));
-      }
+      for (const plan::PlanRow& r : rows) std::printf(" %14.4f", r.l2_factor);
       std::printf("\n");
     }
   }
@@ -511,9 +509,7 @@ int plan_main(int argc, char** argv) {
     std::vector<dash::GanttPanel> panels;
     for (const auto& r : rows) {
       if (!r.feasible || r.resolved != r.schedule) continue;
-      dash::ScheduleModel sm = dash::ScheduleModel::make(p, r.schedule);
-      if (o.head_block > 0) sm = sm.with_head_block(o.head_block);
-      if (cost.last_wave_split) sm = sm.with_last_wave_split();
+      const dash::ScheduleModel sm = plan::planned_model(p, r.schedule, cost, o.head_block);
       sims.push_back(dash::simulate(sm, cost, o.sms, o.dispatch, true,
                                     gopt.max_rows));
       char title[300];

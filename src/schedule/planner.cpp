@@ -23,11 +23,16 @@ int simplicity(Schedule s) {
 
 }  // namespace
 
-PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
-                 Dispatch dispatch, int head_block) {
+ScheduleModel planned_model(const TileProblem& prob, Schedule s, const CostModel& cost, int head_block) {
   ScheduleModel sm = ScheduleModel::make(prob, s);
   if (head_block > 0) sm = sm.with_head_block(head_block);
   if (cost.last_wave_split) sm = sm.with_last_wave_split();  // (the sm90 kernels' default)
+  return sm;
+}
+
+PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
+                 Dispatch dispatch, int head_block) {
+  const ScheduleModel sm = planned_model(prob, s, cost, head_block);
   PlanRow row;
   row.schedule = s;
   row.resolved = sm.schedule;

@@ -39,6 +39,9 @@ constexpr double kTieTolerance = 1e-6;
 // head_block > 0: the tasks taken in blocks of that many heads (ScheduleModel::with_head_block, what
 // DASH_HEAD_BLOCK does to the kernels; grouped schedules stay head-major); 0: the default order
 // (ScheduleModel::default_head_block).
+// The task model the planner simulates for schedule s: ScheduleModel::make, the head block (as above),
+// and the last-wave split where the cost model has it (the sm90 kernels' default).
+ScheduleModel planned_model(const TileProblem& prob, Schedule s, const CostModel& cost, int head_block = 0);
 PlanRow plan_one(const TileProblem& prob, Schedule s, const CostModel& cost, int num_sms,
                  Dispatch dispatch, int head_block = 0);
 // Every concrete schedule, atomic included, in enum order.
