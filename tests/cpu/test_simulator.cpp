@@ -643,9 +643,7 @@ TEST(Simulator, LastLinkExtraLengthensOnlyTheLastLinks) {
 // shape in docs/perf.md v36), 130 CTAs as the kernel ran it: run with
 // --gtest_also_run_disabled_tests --gtest_filter='*LastLinkExtraSweep'.
 TEST(Simulator, DISABLED_LastLinkExtraSweep) {
-  TileProblem p = sweep_problem(128, 8192, false, 64, 128);
-  p.batch = 2;
-  p.heads_q = p.heads_kv = 16;
+  const TileProblem p = sweep_problem(128, 8192, false, 64, 128);  // batch 2 x 16 heads
   for (Schedule sc : {Schedule::kAscending, Schedule::kDescending}) {
     const ScheduleModel sm = ScheduleModel::make(p, sc).with_head_block(16);
     for (double extra : {0.0, 0.5, 1.0, 1.5, 2.0}) {
@@ -702,15 +700,9 @@ double head_block_speed(const TileProblem& p, Schedule s, int b, const CostModel
   return t16 / plan::plan_one(p, s, cost, 132, Dispatch::kDynamic, b).makespan;
 }
 
+// The sweep's shape (16k tokens, hidden 2048) on 128-key tiles.
 TileProblem bench_shape(int hdim, int seqlen, bool causal, int block_m) {
-  TileProblem p;
-  p.batch = 16384 / seqlen;
-  p.heads_q = p.heads_kv = hdim == 128 ? 16 : 32;  // hidden 2048
-  p.seqlen_q = p.seqlen_k = seqlen;
-  p.block_m = block_m;
-  p.block_n = 128;
-  p.causal = causal;
-  return p;
+  return sweep_problem(hdim, seqlen, causal, block_m, 128);
 }
 
 TEST(HeadBlockL2, OffInTheCalibratedSets) {
