@@ -21,9 +21,11 @@ if [ "${PART:-1}" = 1 ]; then
   SMI=$!
   head_pip_bg || exit 1
   echo "== pip (background) + tests $(el)"; mark tests
-  timeout -k 5 100 bins/new/dash_gpu_tests --gtest_filter='BwdSm90HeadBlock.*:BwdSm90Auto.*:BwdSm90Pdl.*' \
-    > "$O/tests.log" 2>&1
-  echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$O/tests.log" | head
+  if [ "${SKIP_TESTS:-0}" != 1 ]; then  # (SKIP_TESTS=1: they passed on this build in the thirty-sixth session)
+    timeout -k 5 100 bins/new/dash_gpu_tests --gtest_filter='BwdSm90HeadBlock.*:BwdSm90Auto.*:BwdSm90Pdl.*' \
+      > "$O/tests.log" 2>&1
+    echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" "$O/tests.log" | head
+  fi
   echo "== bench every schedule (while pip builds) $(el)"; mark bench
   bench_every_schedule
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json 2>&1 | grep -E " auto " | head -30
