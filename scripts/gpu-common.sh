@@ -302,7 +302,7 @@ pytest_and_peers() {
   [ -d "$R" ] || return 1
   [ "${PYTEST_LAST:-0}" = 1 ] || run_pytest
   (cd /tmp && timeout -k 5 "${PEERS_TIMEOUT:-330}" python "$R/bench/peers.py" --rounds 3 --warmup 2 --reps 4 \
-    --budget-s "${PEERS_BUDGET:-300}" --json "$O/peers.json" --png "$O/peers.png" > "$O/peers.log" 2>&1)
+    --budget-s "${PEERS_BUDGET:-300}" ${PEERS_EXTRA:-} --json "$O/peers.json" --png "$O/peers.png" > "$O/peers.log" 2>&1)
   echo "peers rc $? $(el)"
   python3 "$R/scripts/peers_table.py" "$O/peers.json" > "$O/table.md" 2>&1; tail -34 "$O/table.md"
   [ "${PYTEST_LAST:-0}" = 1 ] && run_pytest

@@ -4,7 +4,8 @@
 #   PART=1: the peers sweep with the head-block rule (as gpu-next102.sh PART=1: the head-block / auto /
 #           PDL tests and `dash-attn bench` of every schedule while the package builds, then peers
 #           (3 rounds) and the Python suite), with the GPU's SM clock and power sampled every 250 ms
-#           ($OUT/clocks.csv; phase marks in $OUT/marks.txt): is the gap between peers' and bench's
+#           ($OUT/clocks.csv; phase marks in $OUT/marks.txt; PEERS_EXTRA="--hdims 128", PEERS_BUDGET /
+#           PEERS_TIMEOUT for a shorter sweep): is the gap between peers' and bench's
 #           time of the same kernel (3-7% at 4k, 6-15% at 8-16k in next96) the power cap?
 #   PART=2: the whole GPU suite (6 shards, sanitizers alongside) on bins/new.
 set -uo pipefail
@@ -31,7 +32,7 @@ if [ "${PART:-1}" = 1 ]; then
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json 2>&1 | grep -E " auto " | head -30
   echo "bench done $(el)"; mark pip_wait
   pip_wait; echo "pip done $(el)"; mark peers
-  PYTEST_LAST=1 PEERS_TIMEOUT=230 PEERS_BUDGET=200 pytest_and_peers
+  PYTEST_LAST=1 PEERS_TIMEOUT=${PEERS_TIMEOUT:-230} PEERS_BUDGET=${PEERS_BUDGET:-200} pytest_and_peers
   mark end
   kill $SMI 2>/dev/null
   python3 scripts/clock_phases.py "$O/clocks.csv" "$O/marks.txt" 2>&1 | tail -12
