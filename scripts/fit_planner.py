@@ -231,20 +231,26 @@ DATA = {
     "s36-h100": dict(peers_log=None, peers_json=[],
                      bench=["docs/data/s36-h100/next102/bench-hdim128.json",
                             "docs/data/s36-h100/next102/bench-hdim64.json"]),
+    # thirty-seventh session (H100, the same kernels as s36-h100): gpu-next103.sh, peers at head_dim 128 only
+    # (3 rounds) and `dash-attn bench` of every schedule + auto at both head dims
+    "s37-h100": dict(peers_log=None,
+                     peers_json=["docs/data/s37-h100/next103/peers.json"],
+                     bench=["docs/data/s37-h100/next103/bench-hdim128.json",
+                            "docs/data/s37-h100/next103/bench-hdim64.json"]),
 }
 # The kernels with the two-buffer shift at hdim 128 (a72dbe9 on): the built-in rule applies.
-DQ2_DATA = {"a72dbe9", "3eca68b", "6753141", "2562eb7-h100", "s31-h100", "s32-h100", "s34-h100", "s36-h100"}
+DQ2_DATA = {"a72dbe9", "3eca68b", "6753141", "2562eb7-h100", "s31-h100", "s32-h100", "s34-h100", "s36-h100", "s37-h100"}
 # The kernels whose postprocess polls (PDL and DASH_BWD_POST_POLL on by default, from e29ccbd): the
 # built-in set's post_poll applies. The other data sets are scored with post_poll=0 (the same
 # postprocess rate, after the main kernel), as the C++ Calibration tests score the older sweeps.
-POLL_DATA = {"e29ccbd", "b016d55", "a72dbe9", "3eca68b", "6753141", "2562eb7-h100", "s31-h100", "s32-h100", "s34-h100", "s36-h100"}
+POLL_DATA = {"e29ccbd", "b016d55", "a72dbe9", "3eca68b", "6753141", "2562eb7-h100", "s31-h100", "s32-h100", "s34-h100", "s36-h100", "s37-h100"}
 
 
 # The data sets before a72dbe9 ran full-mask shift with one dQ staging buffer at 80 rows (hdim 128): scored
 # without the two-buffer shift rule (CostParams::shift_full_tiles_hd128, from the twenty-third session).
 # The data sets whose kernels ran the group take (CostParams::group_take, the thirtieth session on);
 # the others ran shift / symmetric shift with the taker's drain: scored with group_take=0.
-GROUP_TAKE_DATA = {"2562eb7-h100", "s31-h100", "s32-h100", "s34-h100", "s36-h100"}
+GROUP_TAKE_DATA = {"2562eb7-h100", "s31-h100", "s32-h100", "s34-h100", "s36-h100", "s37-h100"}
 def data_params(data):
     p = {} if data in DQ2_DATA else {"shift_full_tiles_hd128": 0.0}
     if data not in POLL_DATA:

@@ -39,6 +39,8 @@ print("| hdim | mask | seqlen | cuDNN (non-det.) | FlexAttention | FA2 (non-det.
 print("|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|")
 for p in a.points.split(","):
     h, m, s = p.split(":")
+    if (int(h), m, int(s)) not in by:  # a run of some head dims / masks only
+        continue
     r = by[(int(h), m, int(s))]
     q = r["ratios"]
     mark = "*" * src[(int(h), m, int(s))]
