@@ -4,25 +4,25 @@ CLOCKS: `nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu -
 MARKS: lines "EPOCH_SECONDS NAME", one per phase start (the last one ends the previous phase).
 Prints, per phase, the samples' count and the median / p10 / p90 of the SM clock (MHz) and power (W),
 over the samples with the clock above idle (> 1000 MHz: the GPU busy)."""
+import datetime
 import statistics
 import sys
-import time
 
 
 def parse_clocks(path):
+    """(epoch seconds, SM MHz, W) per sample. The time stamps are local time, parsed as
+    scripts/step_clocks_join.py's read_clocks does (that one reads gpu-step-clocks.sh's six
+    unit-less columns; this, the four columns with units above)."""
     rows = []
     for line in open(path):
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) < 3:
+        f = [x.strip() for x in line.split(",")]
+        if len(f) < 3:
             continue
         try:
-            ts, frac = parts[0].split(".") if "." in parts[0] else (parts[0], "0")
-            t = time.mktime(time.strptime(ts, "%Y/%m/%d %H:%M:%S")) + float("0." + frac)
-            mhz = float(parts[1].split()[0])
-            watts = float(parts[2].split()[0])
+            t = datetime.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            rows.append((t, float(f[1].split()[0]), float(f[2].split()[0])))
         except ValueError:
             continue
-        rows.append((t, mhz, watts))
     return rows
 
 
