@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# GPU machine (thirty-eighth session). .snap: bins.txz (bins/new = HEAD's dash-attn, dash_gpu_tests),
+# head.tgz = `git archive HEAD` (copy it to the repo root first). Logs straight under $OUT.
+#   PART=1: `dash-attn bench` of every schedule while the package builds; then bench/power_probe.py
+#           (each backward back to back for 2.5 s, hdim 128 full / causal 8k / 16k: TFLOP/s, SM clock,
+#           energy per FLOP, ours against cuDNN at the power cap), then the peers sweep (PEERS_EXTRA,
+#           default "--hdims 64": the half next103 did not reach) and the Python suite; the SM clock and
+#           power sampled every 250 ms ($OUT/clocks.csv, phase marks in marks.txt).
+#   PART=2: the whole GPU suite (6 shards, sanitizers alongside) on bins/new.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. scripts/gpu-common.sh
+gpu_setup gpu-next104
+mv "$O/machine.txt" "$DEST/"; O=$DEST
+mark() { echo "$(date +%s.%N) $*" >> "$O/marks.txt"; }
+{
+cat "$O/machine.txt"
+if [ "${PART:-1}" = 1 ]; then
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 250 \
+    > "$O/clocks.csv" 2>&1 &
+  SMI=$!
+  head_pip_bg || exit 1
+  echo "== pip (background) + bench every schedule $(el)"; mark bench
+  bench_every_schedule
+  python3 scripts/bench_rows.py "$O"/bench-hdim*.json 2>&1 | grep -E " auto " | head -30
+  echo "bench done $(el)"; mark pip_wait
+  pip_wait; echo "pip done $(el)"; mark probe
+  (cd /tmp && timeout -k 5 ${PROBE_TIMEOUT:-150} python "$R/bench/power_probe.py" --hdim 128 ${PROBE_EXTRA:-} \
+    --json "$O/probe.json" > "$O/probe.log" 2>&1); echo "probe rc $? $(el)"
+  grep -A40 "^hdim" "$O/probe.log" | head -30
+  mark peers
+  PYTEST_LAST=1 PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 64"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-230} \
+    PEERS_BUDGET=${PEERS_BUDGET:-200} pytest_and_peers
+  mark end
+  kill $SMI 2>/dev/null
+  python3 scripts/clock_phases.py "$O/clocks.csv" "$O/marks.txt" 2>&1 | tail -12
+fi
+if [ "${PART:-1}" = 2 ]; then
+  SHARDS=6 TEST_FILTER='*' LIMIT_S=300 bash scripts/gpu-bwd-tests.sh "$O"
+  echo "suite rc $? $(el)"
+fi
+echo "total $(el)"
+} 2>&1 | tee "$O/run.log"
