@@ -4,7 +4,7 @@
 #   PART=1: `dash-attn bench` of every schedule while the package builds; then bench/power_probe.py
 #           (each backward back to back for 2.5 s, hdim 128 full / causal 8k / 16k: TFLOP/s, SM clock,
 #           energy per FLOP, ours against cuDNN at the power cap), then the peers sweep (PEERS_EXTRA,
-#           default "--hdims 64": the half next103 did not reach) and the Python suite; the SM clock and
+#           default "--hdims 64": the half next103 did not reach; SKIP_PEERS=1: none) and the Python suite; the SM clock and
 #           power sampled every 250 ms ($OUT/clocks.csv, phase marks in marks.txt).
 #   PART=2: the whole GPU suite (6 shards, sanitizers alongside) on bins/new.
 set -uo pipefail
@@ -25,12 +25,19 @@ if [ "${PART:-1}" = 1 ]; then
   python3 scripts/bench_rows.py "$O"/bench-hdim*.json 2>&1 | grep -E " auto " | head -30
   echo "bench done $(el)"; mark pip_wait
   pip_wait; echo "pip done $(el)"; mark probe
-  (cd /tmp && timeout -k 5 ${PROBE_TIMEOUT:-150} python "$R/bench/power_probe.py" --hdim 128 ${PROBE_EXTRA:-} \
-    --json "$O/probe.json" > "$O/probe.log" 2>&1); echo "probe rc $? $(el)"
-  grep -A40 "^hdim" "$O/probe.log" | head -30
+  for d in ${PROBE_HDIMS:-128}; do  # (PROBE_SHAPES_64: the shapes at head_dim 64)
+    sh=""; [ "$d" = 64 ] && sh="--shapes ${PROBE_SHAPES_64:-full:8192,causal:8192}"
+    (cd /tmp && timeout -k 5 ${PROBE_TIMEOUT:-150} python "$R/bench/power_probe.py" --hdim $d $sh ${PROBE_EXTRA:-} \
+      --json "$O/probe-d$d.json" > "$O/probe-d$d.log" 2>&1); echo "probe hdim $d rc $? $(el)"
+    grep -A40 "^hdim" "$O/probe-d$d.log" | head -30
+  done
   mark peers
-  PYTEST_LAST=1 PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 64"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-230} \
-    PEERS_BUDGET=${PEERS_BUDGET:-200} pytest_and_peers
+  if [ "${SKIP_PEERS:-0}" = 1 ]; then  # (a short call: the Python suite only)
+    run_pytest
+  else
+    PYTEST_LAST=1 PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 64"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-230} \
+      PEERS_BUDGET=${PEERS_BUDGET:-200} pytest_and_peers
+  fi
   mark end
   kill $SMI 2>/dev/null
   python3 scripts/clock_phases.py "$O/clocks.csv" "$O/marks.txt" 2>&1 | tail -12
