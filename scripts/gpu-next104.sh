@@ -4,7 +4,7 @@
 #   PART=1: `dash-attn bench` of every schedule while the package builds; then bench/power_probe.py
 #           (each backward back to back for 2.5 s, hdim 128 full / causal 8k / 16k: TFLOP/s, SM clock,
 #           energy per FLOP, ours against cuDNN at the power cap), then the peers sweep (PEERS_EXTRA,
-#           default "--hdims 64": the half next103 did not reach; SKIP_PEERS=1: none) and the Python suite; the SM clock and
+#           default "--hdims 64": the half next103 did not reach; SKIP_PEERS=1: none, and of the Python suite test_power_probe.py only) and the Python suite; the SM clock and
 #           power sampled every 250 ms ($OUT/clocks.csv, phase marks in marks.txt).
 #   PART=2: the whole GPU suite (6 shards, sanitizers alongside) on bins/new.
 set -uo pipefail
@@ -32,8 +32,9 @@ if [ "${PART:-1}" = 1 ]; then
     grep -A40 "^hdim" "$O/probe-d$d.log" | head -30
   done
   mark peers
-  if [ "${SKIP_PEERS:-0}" = 1 ]; then  # (a short call: the Python suite only)
-    run_pytest
+  if [ "${SKIP_PEERS:-0}" = 1 ]; then  # (a short call: the probe's own Python test only)
+    (cd "$R" && timeout -k 5 100 python -m pytest tests/python/test_power_probe.py -q -p no:cacheprovider > "$O/pytest.log" 2>&1)
+    echo "pytest (test_power_probe.py) rc $? $(el)"; tail -2 "$O/pytest.log"
   else
     PYTEST_LAST=1 PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 64"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-230} \
       PEERS_BUDGET=${PEERS_BUDGET:-200} pytest_and_peers
