@@ -90,14 +90,23 @@ class Sampler:
             self._t.join()
 
 
+SDPA_BACKENDS = ("cudnn", "flash", "math")
+
+
+def check_impl(name):
+    if not (name.startswith("dash:") and len(name) > 5) and name not in SDPA_BACKENDS:
+        raise SystemExit(f"--impls: unknown implementation {name!r} (dash:SCHEDULE, {', '.join(SDPA_BACKENDS)})")
+
+
 def make_attn(name, causal):
     """attn(q, k, v) -> o, all in (b, s, h, d)."""
+    check_impl(name)
     if name.startswith("dash:"):
         import dash_attn
         sched = name.split(":", 1)[1]
         return lambda q, k, v: dash_attn.attention(q, k, v, causal=causal, schedule=sched,
                                                    deterministic=sched != "atomic")
-    if name in ("cudnn", "flash", "math"):
+    if name in SDPA_BACKENDS:
         from torch.nn.attention import SDPBackend, sdpa_kernel
         backend = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
                    "math": SDPBackend.MATH}[name]
@@ -107,7 +116,6 @@ def make_attn(name, causal):
                 return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                                       is_causal=causal).transpose(1, 2)
         return attn
-    raise ValueError(f"--impls: unknown implementation {name!r} (dash:SCHEDULE, cudnn, flash, math)")
 
 
 def bwd_flops(b, h, s, d, causal):
@@ -177,7 +185,7 @@ def main(argv=None):
     nvml = None if a.dry_run else Nvml(torch.cuda.current_device())
     impls = a.impls.split(",")
     for name in impls:
-        make_attn(name, False)  # unknown names fail here, before any GPU time is spent
+        check_impl(name)  # unknown names fail here, before any GPU time is spent
     shapes = []
     for item in a.shapes.split(","):
         mask, _, s = item.partition(":")
