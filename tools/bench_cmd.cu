@@ -1,13 +1,17 @@
 // dash-attn bench: forward and backward TFLOP/s of every schedule on the standard sweep
 // (docs/peers.md) or on one shape from flags, with the planner's prediction beside each time.
 // FLOPs follow FlashAttention: fwd = 4*b*h*sq*sk*d (halved for causal), bwd = 2.5 x fwd.
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_bf16.h>
@@ -71,6 +75,10 @@ struct Options {
   bool bhsd = false;
   dash::Dispatch dispatch = dash::Dispatch::kDynamic;  // --dispatch dynamic|static
   bool normal = false;  // --dist uniform (default) | normal (standard normal, like torch.randn)
+  // --sustain S: after each backward row's median, the same call back to back for S seconds, with
+  // NVML's energy counter and SM clock (docs/perf.md v39: at the power cap the speed is the work
+  // per joule); 0 = off.
+  float sustain_s = 0.f;
 };
 
 std::vector<int> parse_list(const char* s) {
@@ -92,7 +100,7 @@ std::vector<int> parse_list(const char* s) {
                "usage: dash-attn bench [--hdim 64,128] [--causal 0,1] [--seqlen 512,...,16k] [--tokens N]\n"
                "         [--hidden N] [--batch N --heads N --kv-heads N] [--dtype bf16|fp16]\n"
                "         [--schedules a,b,...] [--reps N] [--layout bshd|bhsd] [--dispatch dynamic|static]\n"
-               "         [--dist uniform|normal] [--json FILE]\n");
+               "         [--dist uniform|normal] [--sustain SECONDS] [--json FILE]\n");
   std::exit(2);
 }
 
@@ -114,6 +122,13 @@ Options parse(int argc, char** argv) {
     else if (a == "--kv-heads") o.kv_heads = std::atoi(val());
     else if (a == "--reps") o.reps = std::max(1, std::atoi(val()));
     else if (a == "--json") o.json = val();
+    else if (a == "--sustain") {
+      const char* v = val();
+      char* end = nullptr;
+      o.sustain_s = std::strtof(v, &end);
+      if (end == v || *end != '\0' || !(o.sustain_s > 0.f && o.sustain_s <= 60.f))
+        usage_error("--sustain must be a number of seconds in (0, 60], got", v);
+    }
     else if (a == "--dispatch") {
       const std::string d = val();
       if (!dash::parse_dispatch(d.c_str(), &o.dispatch)) usage_error("--dispatch must be dynamic or static, got", d.c_str());
@@ -209,6 +224,93 @@ float time_ms(F&& f, int reps, float* host_us = nullptr) {
   return median(ts);
 }
 
+// NVML through dlopen (libnvidia-ml.so.1 comes with the driver; no link dependency, no nvml.h): the
+// energy counter (mJ since the driver loaded) and the SM clock of the CUDA device, matched by PCI
+// bus id. ok() is false where the library or a symbol is missing; --sustain then reports speed only.
+class Nvml {
+ public:
+  explicit Nvml(int cuda_device) {
+    if (cuda_device < 0) return;
+    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib_ == nullptr) return;
+    auto init = reinterpret_cast<int (*)()>(dlsym(lib_, "nvmlInit_v2"));
+    auto by_pci = reinterpret_cast<int (*)(const char*, void**)>(dlsym(lib_, "nvmlDeviceGetHandleByPciBusId_v2"));
+    energy_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib_, "nvmlDeviceGetTotalEnergyConsumption"));
+    clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetClockInfo"));
+    char bus[64] = "";
+    if (init == nullptr || by_pci == nullptr || energy_ == nullptr || clock_ == nullptr || init() != 0 ||
+        cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess)
+      return;
+    ok_ = by_pci(bus, &dev_) == 0;
+  }
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+  bool ok() const { return ok_; }
+  bool energy_mj(unsigned long long* e) const { return ok_ && energy_(dev_, e) == 0; }
+  bool sm_mhz(unsigned* m) const { return ok_ && clock_(dev_, /*NVML_CLOCK_SM*/ 1, m) == 0; }
+
+ private:
+  void* lib_ = nullptr;
+  void* dev_ = nullptr;
+  bool ok_ = false;
+  int (*energy_)(void*, unsigned long long*) = nullptr;
+  int (*clock_)(void*, int, unsigned*) = nullptr;
+};
+
+// One --sustain window: f called back to back (no host sync inside) for about `seconds`, the count
+// fixed beforehand from the median time of one call. ms: GPU time per call (events around the
+// window); watts: the energy counter's difference over the wall time between its two reads (which
+// bracket the window: synchronized before and after); mhz: the median SM clock sampled every 20 ms
+// in the window's second half. watts / mhz < 0 where NVML is not available.
+struct Sustained {
+  int calls = 0;
+  double ms = 0, watts = -1, mhz = -1;
+};
+template <typename F>
+Sustained sustain(F&& f, float seconds, float call_ms, const Nvml& nvml) {
+  Sustained r;
+  r.calls = std::max(3, static_cast<int>(seconds * 1e3f / std::max(call_ms, 1e-3f)));
+  cudaEvent_t a, b;
+  BENCH_CUDA(cudaEventCreate(&a));
+  BENCH_CUDA(cudaEventCreate(&b));
+  std::atomic<bool> stop{false};
+  std::vector<std::pair<double, unsigned>> samples;  // (seconds since t0, MHz)
+  BENCH_CUDA(cudaDeviceSynchronize());
+  unsigned long long e0 = 0, e1 = 0;
+  const bool have_e0 = nvml.energy_mj(&e0);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread sampler;
+  if (nvml.ok()) {
+    sampler = std::thread([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        unsigned m;
+        if (nvml.sm_mhz(&m))
+          samples.emplace_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), m);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
+  BENCH_CUDA(cudaEventRecord(a));
+  for (int i = 0; i < r.calls; ++i) f();
+  BENCH_CUDA(cudaEventRecord(b));
+  BENCH_CUDA(cudaEventSynchronize(b));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bool have_e1 = nvml.energy_mj(&e1);
+  stop = true;
+  if (sampler.joinable()) sampler.join();
+  float ms = 0;
+  BENCH_CUDA(cudaEventElapsedTime(&ms, a, b));
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  r.ms = ms / r.calls;
+  if (have_e0 && have_e1 && wall > 0) r.watts = static_cast<double>(e1 - e0) * 1e-3 / wall;
+  std::vector<float> late;
+  for (const auto& smp : samples)
+    if (smp.first >= wall / 2) late.push_back(static_cast<float>(smp.second));
+  if (!late.empty()) r.mhz = median(late);
+  return r;
+}
+
 }  // namespace
 
 bool dash_has_cuda_device() {
@@ -231,6 +333,12 @@ int bench_main(int argc, char** argv) {
   std::printf("dash-attn bench on %s (%d SMs), %s, layout %s, data %s, %d reps (median)\n", prop.name,
               prop.multiProcessorCount, opt.dtype == dash::DType::kBF16 ? "bf16" : "fp16", opt.bhsd ? "bhsd" : "bshd",
               opt.normal ? "normal" : "uniform", opt.reps);
+  int cuda_device = 0;
+  BENCH_CUDA(cudaGetDevice(&cuda_device));
+  const Nvml nvml(opt.sustain_s > 0 ? cuda_device : -1);  // (-1: not opened; --sustain off)
+  if (opt.sustain_s > 0)
+    std::printf("--sustain %.1f s per backward row: %s\n", opt.sustain_s,
+                nvml.ok() ? "NVML energy counter and SM clock" : "NVML not available (speed only)");
 
   std::vector<Shape> shapes;
   for (int d : opt.hdims)
@@ -303,6 +411,7 @@ int bench_main(int argc, char** argv) {
       int split_tasks, split_pieces;              // the last-wave split (0 tasks: none)
       bool split_rank, writer_rank, pdl, post_poll, post_queue, pre_vec;
       uint64_t grad_hash;  // of dq, dk, dv after the last timed run (stable for the deterministic schedules)
+      Sustained sus;       // --sustain (calls 0: not run)
     };
     std::vector<Row> rows;
     float atomic_ms = 0;
@@ -326,8 +435,13 @@ int bench_main(int argc, char** argv) {
       std::string note = info.note;
       if (sc == dash::Schedule::kAuto) note = std::string("-> ") + dash::schedule_name(info.schedule) + (note.empty() ? "" : "; " + note);
       const uint64_t gh = hash_device({{dq, nq * 2}, {dk, nk * 2}, {dv, nk * 2}});
+      Sustained sus;
+      if (opt.sustain_s > 0) {
+        sus = sustain([&] { st = dash::attn_bwd(bp, ws, ws_bytes, nullptr, nullptr); }, opt.sustain_s, ms, nvml);
+        if (!st.ok()) { std::fprintf(stderr, "attn_bwd(%s) sustained: %s\n", dash::schedule_name(sc), st.message); return 1; }
+      }
       rows.push_back({sc, info.schedule, ms, host_us, pred, note, info.head_block, info.dq_writers, info.block_m,
-                      info.producer_regs, info.dq_stage_bufs, info.split_tasks, info.split_pieces, info.split_rank, info.writer_rank, info.pdl, info.post_poll, info.post_queue, info.pre_vec, gh});
+                      info.producer_regs, info.dq_stage_bufs, info.split_tasks, info.split_pieces, info.split_rank, info.writer_rank, info.pdl, info.post_poll, info.post_queue, info.pre_vec, gh, sus});
       if (sc == dash::Schedule::kAtomic) atomic_ms = ms;
     }
     for (const Row& r : rows) {
@@ -335,7 +449,24 @@ int bench_main(int argc, char** argv) {
       if (atomic_ms > 0 && r.sched != dash::Schedule::kAtomic) std::snprintf(ratio, sizeof(ratio), "%.3f", atomic_ms / r.ms);
       std::printf("%-5d %-6s %-6d %-6d %-16s %9.3f %8.1f %9.3f %8s %s\n", sh.hdim, mask, sh.seqlen, sh.batch,
                   dash::schedule_name(r.sched), r.ms, bwd_flops / r.ms * 1e-9, r.pred_ms, ratio, r.note.c_str());
-      char line[1024];
+      // --sustain: "sustain_*" fields (null where not run or NVML was not available)
+      std::string sus_json = ", \"sustain_calls\": " + std::to_string(r.sus.calls);
+      auto num = [](double x, const char* fmt) {
+        if (!(x >= 0)) return std::string("null");
+        char b[64];
+        std::snprintf(b, sizeof b, fmt, x);
+        return std::string(b);
+      };
+      if (r.sus.calls > 0) {
+        const double tf = bwd_flops / r.sus.ms * 1e-9;
+        std::printf("%-5s %-6s %-6s %-6s %-16s %9.3f %8.1f  sustained %d calls: %s W, %s MHz, %s TFLOP/J\n", "", "", "", "",
+                    "", r.sus.ms, tf, r.sus.calls, num(r.sus.watts, "%.0f").c_str(), num(r.sus.mhz, "%.0f").c_str(),
+                    num(r.sus.watts > 0 ? tf / r.sus.watts : -1, "%.4f").c_str());
+        sus_json += ", \"sustain_ms\": " + num(r.sus.ms, "%.4f") + ", \"sustain_tflops\": " + num(tf, "%.2f") +
+                    ", \"sustain_watts\": " + num(r.sus.watts, "%.1f") + ", \"sustain_mhz\": " + num(r.sus.mhz, "%.0f") +
+                    ", \"sustain_tflop_per_j\": " + num(r.sus.watts > 0 ? tf / r.sus.watts : -1, "%.5f");
+      }
+      char line[2048];
       std::snprintf(line, sizeof(line),
                     "%s  {\"hdim\": %d, \"causal\": %s, \"seqlen\": %d, \"batch\": %d, \"heads\": %d, \"kv_heads\": %d, "
                     "\"schedule\": \"%s\", \"ran\": \"%s\", \"bwd_ms\": %.4f, \"host_us\": %.2f, \"bwd_tflops\": %.2f, \"pred_ms\": %.4f, "
@@ -343,14 +474,14 @@ int bench_main(int argc, char** argv) {
                     "\"head_block\": %d, \"dq_writers\": %d, \"block_m\": %d, \"producer_regs\": %d, \"dq_stage_bufs\": %d, "
                     "\"split_tasks\": %d, \"split_pieces\": %d, "
                     "\"split_rank\": %s, \"writer_rank\": %s, \"pdl\": %s, \"post_poll\": %s, \"post_queue\": %s, \"pre_vec\": %s, \"grad_hash\": \"%016llx\", "
-                    "\"fwd_hash\": \"%016llx\"}",
+                    "\"fwd_hash\": \"%016llx\"%s}",
                     first_json ? "" : ",\n", sh.hdim, s.causal ? "true" : "false", sh.seqlen, sh.batch, sh.heads,
                     sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms, r.host_us,
                     bwd_flops / r.ms * 1e-9, r.pred_ms, fwd_ms, fwd_flops / fwd_ms * 1e-9,
                     atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd", r.head_block, r.dq_writers,
                     r.block_m, r.producer_regs, r.dq_stage_bufs, r.split_tasks, r.split_pieces, r.split_rank ? "true" : "false", r.writer_rank ? "true" : "false", r.pdl ? "true" : "false",
                     r.post_poll ? "true" : "false", r.post_queue ? "true" : "false", r.pre_vec ? "true" : "false", static_cast<unsigned long long>(r.grad_hash),
-                    static_cast<unsigned long long>(fwd_hash));
+                    static_cast<unsigned long long>(fwd_hash), sus_json.c_str());
       json += line;
       first_json = false;
     }

@@ -117,6 +117,21 @@ TEST(PlanCli, BadFlagsExitTwoAndNameTheFlag) {
   EXPECT_NE(r.out.find("--sms needs a value"), std::string::npos) << r.out;
 }
 
+// `dash-attn bench` checks its flags before it looks for a GPU, so the errors show here too.
+TEST(BenchCli, SustainFlagIsCheckedAndNamed) {
+  for (const char* bad : {"0", "61", "abc", "2x", "-1"}) {
+    const CliRun r = run(std::string("bench --sustain ") + bad);
+    if (r.out.find("has no CUDA") != std::string::npos) GTEST_SKIP() << "this build has no bench (DASH_BUILD_CUDA=OFF)";
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("--sustain must be a number of seconds in (0, 60], got " + std::string(bad)), std::string::npos)
+        << r.out;
+  }
+  const CliRun r = run("bench --sustain");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("missing value for --sustain"), std::string::npos) << r.out;
+  EXPECT_NE(run("bench --help").out.find("[--sustain SECONDS]"), std::string::npos);
+}
+
 TEST(PlanCli, HelpAndSubcommands) {
   EXPECT_EQ(run("--help").status, 0);
   EXPECT_EQ(run("plan --help").status, 0);
