@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# GPU machine (for the thirty-ninth session). .snap: bins.txz (bins/new = HEAD's dash-attn, dash_gpu_tests),
+# head.tgz = `git archive HEAD` (copy it to the repo root first). $OUT returns only about 8 files, so each
+# part packs its logs into one $OUT/PART.tgz and prints its summaries to stdout.
+#   PART=1: `dash-attn bench --sustain 2` (docs/perf.md v39 item 5; its first GPU run) at hdim 128 full /
+#           causal 8k / 16k for auto and atomic: the defaults, DASH_DEBUG_NO_REDUCE=1 (the dQ bulk reduce
+#           skipped: its share of the energy at the power cap; gradients wrong, diagnostic only) and
+#           DASH_DEBUG_UNORDERED=1 (no dQ order waits), interleaved twice; scripts/sustain_ab.py tables.
+#   PART=2: the whole GPU suite (6 shards, sanitizers alongside) on bins/new.
+#   PART=3: the hdim 64 half of the peers sweep with the head-block rule, and the Python suite.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. scripts/gpu-common.sh
+gpu_setup gpu-next105
+{
+cat "$O/machine.txt"
+case "${PART:-1}" in
+1)
+  for r in 1 2; do
+    for cfg in def noreduce unordered; do
+      case $cfg in def) e="" ;; noreduce) e="DASH_DEBUG_NO_REDUCE=1" ;; unordered) e="DASH_DEBUG_UNORDERED=1" ;; esac
+      env $e timeout -k 5 100 bins/new/dash-attn bench --hdim 128 --causal 0,1 --seqlen 8192,16384 \
+        --schedules auto,atomic --reps 3 --sustain 2 --json "$O/sus-$cfg-r$r.json" > "$O/sus-$cfg-r$r.log" 2>&1 \
+        || echo "bench $cfg r$r rc $?"
+    done
+  done
+  grep -h "sustained\|NVML" "$O/sus-def-r1.log" | head -10
+  for r in 1 2; do
+    echo "== round $r: noreduce / def, unordered / def"
+    python3 scripts/sustain_ab.py "$O/sus-def-r$r.json" "$O/sus-noreduce-r$r.json" "$O/sus-unordered-r$r.json"
+  done
+  ;;
+2)
+  SHARDS=6 TEST_FILTER='*' LIMIT_S=300 bash scripts/gpu-bwd-tests.sh "$O"
+  echo "suite rc $? $(el)"
+  ;;
+3)
+  head_pip_bg || exit 1
+  pip_wait; echo "pip done $(el)"
+  PYTEST_LAST=1 PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 64"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-230} \
+    PEERS_BUDGET=${PEERS_BUDGET:-200} pytest_and_peers
+  ;;
+esac
+echo "total $(el)"
+} 2>&1 | tee "$O/run.log"
+mkdir -p "$DEST"
+tar czf "$DEST/part${PART:-1}.tgz" -C "$O" . && cp "$O/run.log" "$DEST/" && { [ -f "$O/peers.json" ] && cp "$O/peers.json" "$O/table.md" "$DEST/" || true; }
