@@ -5,7 +5,9 @@
 #   PART=1: `dash-attn bench --sustain 2` (docs/perf.md v39 item 5; its first GPU run) at hdim 128 full /
 #           causal 8k / 16k for auto and atomic: the defaults, DASH_DEBUG_NO_REDUCE=1 (the dQ bulk reduce
 #           skipped: its share of the energy at the power cap; gradients wrong, diagnostic only) and
-#           DASH_DEBUG_UNORDERED=1 (no dQ order waits), interleaved twice; scripts/sustain_ab.py tables.
+#           DASH_DEBUG_UNORDERED=1 (no dQ order waits), interleaved twice; scripts/sustain_ab.py tables;
+#           then the same at the cap for a build with every backward exp2 on MUFU at head_dim 128 (built
+#           here meanwhile) against the default (candidate (c)).
 #   PART=2: the whole GPU suite (6 shards, sanitizers alongside) on bins/new.
 #   PART=3: the hdim 64 half of the peers sweep with the head-block rule, and the Python suite.
 set -uo pipefail
@@ -16,6 +18,11 @@ gpu_setup gpu-next105
 cat "$O/machine.txt"
 case "${PART:-1}" in
 1)
+  # candidate (c) of docs/perf.md v39 item 4: dash-attn with no exp2 on the FMA pipe at head_dim 128 (MUFU
+  # only), built here in the background (about 100 s on 2 cores; the GPU runs below do not wait for it)
+  (cmake -S . -B /tmp/b-exp2 -G Ninja -DCMAKE_BUILD_TYPE=Release -DDASH_BUILD_TESTS=OFF -DDASH_BWD_EXP2_FMA_EVERY_HD128=0 \
+     > "$O/exp2-build.log" 2>&1 && cmake --build /tmp/b-exp2 --target dash-attn -j 4 >> "$O/exp2-build.log" 2>&1
+   echo "exp2 build rc $?" >> "$O/exp2-build.log") &
   for r in 1 2; do
     for cfg in def noreduce unordered; do
       case $cfg in def) e="" ;; noreduce) e="DASH_DEBUG_NO_REDUCE=1" ;; unordered) e="DASH_DEBUG_UNORDERED=1" ;; esac
@@ -29,6 +36,18 @@ case "${PART:-1}" in
     echo "== round $r: noreduce / def, unordered / def"
     python3 scripts/sustain_ab.py "$O/sus-def-r$r.json" "$O/sus-noreduce-r$r.json" "$O/sus-unordered-r$r.json"
   done
+  wait; tail -1 "$O/exp2-build.log"
+  if [ -x /tmp/b-exp2/dash-attn ]; then
+    for r in 1 2; do
+      for cfg in def exp2; do
+        b=bins/new/dash-attn; [ $cfg = exp2 ] && b=/tmp/b-exp2/dash-attn
+        timeout -k 5 100 $b bench --hdim 128 --causal 0,1 --seqlen 8192,16384 --schedules auto --reps 3 --sustain 2 \
+          --json "$O/x-$cfg-r$r.json" > "$O/x-$cfg-r$r.log" 2>&1 || echo "bench $cfg r$r rc $?"
+      done
+      echo "== round $r: MUFU-only exp2 / default (every 4th on the FMA pipe); grad_hash differs by design"
+      python3 scripts/sustain_ab.py "$O/x-def-r$r.json" "$O/x-exp2-r$r.json"
+    done
+  fi
   ;;
 2)
   SHARDS=6 TEST_FILTER='*' LIMIT_S=300 bash scripts/gpu-bwd-tests.sh "$O"
