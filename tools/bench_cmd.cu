@@ -77,7 +77,8 @@ struct Options {
   bool normal = false;  // --dist uniform (default) | normal (standard normal, like torch.randn)
   // --sustain S: after each backward row's median, the same call back to back for S seconds, with
   // NVML's energy counter and SM clock (docs/perf.md v39: at the power cap the speed is the work
-  // per joule); 0 = off.
+  // per joule); 0 = off. The medians of the rows after a window run on a GPU that has just been at its
+  // power cap: compare `bwd_ms` only between runs without --sustain.
   float sustain_s = 0.f;
 };
 
