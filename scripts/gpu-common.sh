@@ -13,6 +13,21 @@ gpu_setup() {
   nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$O/machine.txt" 2>&1
 }
 el() { echo "($(( $(date +%s) - T0 )) s)"; }
+# gpu_setup, then the logs straight under $DEST ($OUT): O=$DEST, machine.txt there. gpu-next103.sh, gpu-next104.sh.
+gpu_setup_flat() { gpu_setup "$1"; mv "$O/machine.txt" "$DEST/"; O=$DEST; }
+# The SM clock and power every 250 ms ($O/clocks.csv) and phase marks ($O/marks.txt, `mark NAME` at each
+# phase's start) for scripts/clock_phases.py: clocks_start, ..., clocks_stop (which prints the per-phase
+# table). gpu-next103.sh, gpu-next104.sh.
+mark() { echo "$(date +%s.%N) $*" >> "$O/marks.txt"; }
+clocks_start() {
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 250 \
+    > "$O/clocks.csv" 2>&1 &
+  SMI=$!
+}
+clocks_stop() {
+  kill "$SMI" 2>/dev/null
+  python3 scripts/clock_phases.py "$O/clocks.csv" "$O/marks.txt" 2>&1 | tail -12
+}
 # The package's pip install in the background (after gpu_setup: $O/pip.log, its last line "pip rc
 # N"); pip_wait waits for it and prints that line. Not alongside the test shards: it starves them.
 pip_bg() { (python -m pip install --no-build-isolation --no-deps -v . > "$O/pip.log" 2>&1; echo "pip rc $?" >> "$O/pip.log") & }

@@ -11,15 +11,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
-gpu_setup gpu-next103
-mv "$O/machine.txt" "$DEST/"; O=$DEST
-mark() { echo "$(date +%s.%N) $*" >> "$O/marks.txt"; }
+gpu_setup_flat gpu-next103
 {
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
-  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 250 \
-    > "$O/clocks.csv" 2>&1 &
-  SMI=$!
+  clocks_start
   head_pip_bg || exit 1
   echo "== pip (background) + tests $(el)"; mark tests
   if [ "${SKIP_TESTS:-0}" != 1 ]; then  # (SKIP_TESTS=1: they passed on this build in the thirty-sixth session)
@@ -34,8 +30,7 @@ if [ "${PART:-1}" = 1 ]; then
   pip_wait; echo "pip done $(el)"; mark peers
   PYTEST_LAST=1 PEERS_TIMEOUT=${PEERS_TIMEOUT:-230} PEERS_BUDGET=${PEERS_BUDGET:-200} pytest_and_peers
   mark end
-  kill $SMI 2>/dev/null
-  python3 scripts/clock_phases.py "$O/clocks.csv" "$O/marks.txt" 2>&1 | tail -12
+  clocks_stop
 fi
 if [ "${PART:-1}" = 2 ]; then
   SHARDS=6 TEST_FILTER='*' LIMIT_S=300 bash scripts/gpu-bwd-tests.sh "$O"

@@ -10,15 +10,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
-gpu_setup gpu-next104
-mv "$O/machine.txt" "$DEST/"; O=$DEST
-mark() { echo "$(date +%s.%N) $*" >> "$O/marks.txt"; }
+gpu_setup_flat gpu-next104
 {
 cat "$O/machine.txt"
 if [ "${PART:-1}" = 1 ]; then
-  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 250 \
-    > "$O/clocks.csv" 2>&1 &
-  SMI=$!
+  clocks_start
   head_pip_bg || exit 1
   echo "== pip (background) + bench every schedule $(el)"; mark bench
   bench_every_schedule
@@ -40,8 +36,7 @@ if [ "${PART:-1}" = 1 ]; then
       PEERS_BUDGET=${PEERS_BUDGET:-200} pytest_and_peers
   fi
   mark end
-  kill $SMI 2>/dev/null
-  python3 scripts/clock_phases.py "$O/clocks.csv" "$O/marks.txt" 2>&1 | tail -12
+  clocks_stop
 fi
 if [ "${PART:-1}" = 2 ]; then
   SHARDS=6 TEST_FILTER='*' LIMIT_S=300 bash scripts/gpu-bwd-tests.sh "$O"
