@@ -15,21 +15,26 @@ each row gives
   work per clock, which would be the speed at a fixed clock).
 
 Implementations alternate (A B C, then C B A) so that the GPU's thermal drift falls on all of them.
-NVML is read through ctypes (libnvidia-ml.so.1, present wherever nvidia-smi is); --dry-run runs a
-tiny shape on the CPU without NVML (a self-test of the script: tests/python/test_power_probe.py).
+The implementations are peers.py's (its make_impl and names: cudnn, flash, flex, their _detmode variants,
+dash:SCHEDULE), so that the two time the same calls. NVML is read through ctypes (libnvidia-ml.so.1,
+present wherever nvidia-smi is); --dry-run runs a tiny shape on the CPU without NVML, math SDPA standing in
+for dash (a self-test of the script: tests/python/test_power_probe.py).
 
   python bench/power_probe.py --hdim 128 --shapes full:8192,causal:8192 --impls cudnn,dash:auto --json out.json
 """
 import argparse
 import ctypes
 import json
+import os
 import statistics
 import sys
 import threading
 import time
 
 import torch
-import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers  # noqa: E402  (the implementations peers.py times: make_impl, so that both measure the same calls)
 
 
 class Nvml:
@@ -90,32 +95,9 @@ class Sampler:
             self._t.join()
 
 
-SDPA_BACKENDS = ("cudnn", "flash", "math")
-
-
 def check_impl(name):
-    if not (name.startswith("dash:") and len(name) > 5) and name not in SDPA_BACKENDS:
-        raise SystemExit(f"--impls: unknown implementation {name!r} (dash:SCHEDULE, {', '.join(SDPA_BACKENDS)})")
-
-
-def make_attn(name, causal):
-    """attn(q, k, v) -> o, all in (b, s, h, d)."""
-    check_impl(name)
-    if name.startswith("dash:"):
-        import dash_attn
-        sched = name.split(":", 1)[1]
-        return lambda q, k, v: dash_attn.attention(q, k, v, causal=causal, schedule=sched,
-                                                   deterministic=sched != "atomic")
-    if name in SDPA_BACKENDS:
-        from torch.nn.attention import SDPBackend, sdpa_kernel
-        backend = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
-                   "math": SDPBackend.MATH}[name]
-
-        def attn(q, k, v):
-            with sdpa_kernel(backend):
-                return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                                                      is_causal=causal).transpose(1, 2)
-        return attn
+    if name not in peers.ALL_IMPLS:
+        raise SystemExit(f"--impls: unknown implementation {name!r} (known: {', '.join(peers.ALL_IMPLS)})")
 
 
 def bwd_flops(b, h, s, d, causal):
@@ -128,13 +110,15 @@ def sync(dev):
         torch.cuda.synchronize()
 
 
-def run_phase(name, causal, tensors, dev, nvml, seconds, flops):
+def run_phase(name, causal, tensors, dev, nvml, seconds, flops, state):
     q, k, v, dout = tensors
-    attn = make_attn(name, causal)
-    o = attn(q, k, v)
+    attn, ctx, _ = peers.make_impl(name, causal, q.shape[1], dev, state)
+    with ctx():
+        o = attn(q, k, v)
 
     def step():
-        return torch.autograd.grad(o, (q, k, v), dout, retain_graph=True)
+        with ctx():
+            return torch.autograd.grad(o, (q, k, v), dout, retain_graph=True)
     for _ in range(3):  # warm-up (and the first call's setup)
         step()
     sync(dev)
@@ -196,6 +180,9 @@ def main(argv=None):
         ap.error(f"--hidden {a.hidden} is not a multiple of --hdim {a.hdim}")
     h = a.hidden // a.hdim
     out = {"gpu": None if a.dry_run else torch.cuda.get_device_name(), "hdim": a.hdim, "rows": []}
+    # peers.make_impl's state, as peers.py's defaults: --dry-run stands math SDPA in for dash (peers'
+    # --fake-dash); det mode without fill_uninitialized_memory; FlexAttention compiled once
+    state = {"fake_dash": a.dry_run, "fill_uninitialized": False}
     gen = torch.Generator(device=dev).manual_seed(0)
     for causal, s in shapes:
         b = max(1, a.tokens // s)
@@ -206,7 +193,7 @@ def main(argv=None):
         for p in range(a.passes):
             for name in (impls if p % 2 == 0 else impls[::-1]):
                 try:
-                    r = run_phase(name, causal, (q, k, v, dout), dev, nvml, a.seconds, fl)
+                    r = run_phase(name, causal, (q, k, v, dout), dev, nvml, a.seconds, fl, state)
                 except Exception as e:  # noqa: BLE001 (recorded, the others still run)
                     r = {"impl": name, "error": f"{type(e).__name__}: {str(e)[:300]}"}
                 r.update(mask="causal" if causal else "full", seqlen=s, batch=b, heads=h, pass_=p)

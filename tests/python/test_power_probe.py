@@ -1,5 +1,6 @@
-"""bench/power_probe.py's self-test: --dry-run (CPU, tiny shapes, no NVML) writes one row per
-implementation, shape and pass with a positive speed, and bad arguments name the argument."""
+"""bench/power_probe.py's self-test: --dry-run (CPU, tiny shapes, no NVML; math SDPA stands in for
+dash:*, as peers.py's --fake-dash) writes one row per implementation, shape and pass with a positive
+speed, and bad arguments name the argument."""
 import json
 import pathlib
 import subprocess
@@ -16,7 +17,7 @@ def run(*args):
 
 def test_dry_run_rows(tmp_path):
     out = tmp_path / "probe.json"
-    r = run("--hdim", "32", "--tokens", "128", "--hidden", "64", "--shapes", "full:64,causal:32", "--impls", "math",
+    r = run("--hdim", "32", "--tokens", "128", "--hidden", "64", "--shapes", "full:64,causal:32", "--impls", "dash:auto",
             "--seconds", "0.05", "--passes", "2", "--json", str(out))
     assert r.returncode == 0, r.stderr
     data = json.loads(out.read_text())
@@ -32,6 +33,7 @@ def test_dry_run_rows(tmp_path):
 
 @pytest.mark.parametrize("args, needle", [
     (["--impls", "nosuch"], "--impls"),
+    (["--impls", "dash:"], "--impls"),
     (["--shapes", "diag:64"], "--shapes"),
     (["--hdim", "48", "--hidden", "100"], "--hidden"),
 ])
