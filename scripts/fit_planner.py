@@ -8,7 +8,7 @@ hdim 128 with 16 heads and hdim 64 with 32 heads, the default task order and ker
 of the sets of DATA below, chosen with --data; three of them described here:
 --data 9dd59e9 (the default): take-ahead 1 by default (9dd59e9), the current kernel when it was added
   peers  bench/peers.py in one process (median of 8; its log: bench-python.txt next to it):
-           docs/data/peers-h200-9dd59e9/peers/peers.json
+           docs/data/peers-h200-9dd59e9/peers/peers.json.gz
          ascending, spt, descending, atomic (no shift / symmetric_shift in this run);
          descending is the mean of the dash:descending and dash:auto rows (auto ran descending
          at all 24 points). Its bwd at 8k/16k carries ~+-6% noise (dash:descending and dash:auto
@@ -42,7 +42,7 @@ of the sets of DATA below, chosen with --data; three of them described here:
   launch and the polling postprocess on by default), the data kSm90Params is fitted on since the
   twenty-second session (the postprocess term: CostParams::post_gbytes_per_s, post_poll)
   peers  bench/peers.py in one process (3 rounds; its log: peers-run.log / run.log next to it):
-           docs/data/next35-h200-e29ccbd/peers/peers.json
+           docs/data/next35-h200-e29ccbd/peers/peers.json.gz
          every schedule; descending is the mean of the dash:descending row and the dash:auto row
          where auto ran descending (hdim 128 causal 2k-16k and full 512-8k, hdim 64 causal 2k-16k
          and full 512-8k).
@@ -98,6 +98,7 @@ candidates of 24 `dash-attn plan` runs).
 import argparse
 import concurrent.futures as cf
 import itertools
+import gzip
 import json
 import math
 import os
@@ -118,69 +119,69 @@ DATA = {
                            "docs/data/writer-h200-b254d6c/next-dual-hdim64.json"]),
     # Take-ahead 1 by default (9dd59e9), the current kernel.
     "9dd59e9": dict(peers_log=None,
-                    peers_json=["docs/data/peers-h200-9dd59e9/peers/peers.json"],
+                    peers_json=["docs/data/peers-h200-9dd59e9/peers/peers.json.gz"],
                     bench=["docs/data/peers-h200-9dd59e9/bench-hdim128.json",
                            "docs/data/peers-h200-9dd59e9/bench-hdim64.json"]),
     # The eleventh session's peers runs (12e4c7f and a687384, the same backward kernel; both
     # cover all 24 points, so a687384's rows are the ones scored). Peers only: --source peers.
     "a687384": dict(peers_log=None,
-                    peers_json=["docs/data/probe-peers-h200-12e4c7f/peers.json",
-                                "docs/data/fwd-persistent-h200-a687384/peers.json"],
+                    peers_json=["docs/data/probe-peers-h200-12e4c7f/peers.json.gz",
+                                "docs/data/fwd-persistent-h200-a687384/peers.json.gz"],
                     bench=[]),
     # The twelfth session's peers run (b2831e5: the backward's step-top changes, v13).
     "b2831e5": dict(peers_log=None,
-                    peers_json=["docs/data/final-h200-b2831e5/peers.json"],
+                    peers_json=["docs/data/final-h200-b2831e5/peers.json.gz"],
                     bench=[]),
     # The sixteenth session's peers run (19c11e2: 80-row tiles for fp16 / hdim 64, the split rank).
     # The planner models 64-row tiles for auto; the 80-row schedules' rows are what they ran.
     "19c11e2": dict(peers_log=None,
-                    peers_json=["docs/data/final-h200-19c11e2/peers.json"],
+                    peers_json=["docs/data/final-h200-19c11e2/peers.json.gz"],
                     bench=[]),
     # The seventeenth session (ff7314a): full-mask shift's closed-form rank in the dQ writer (kWRank),
     # hdim 64 descending on 80-row tiles from 1k. Peers (one process, 3 rounds) and `dash-attn
     # bench` (every schedule, the defaults) of the same call.
     "ff7314a": dict(peers_log=None,
-                    peers_json=["docs/data/final-h200-ff7314a/peers.json"],
+                    peers_json=["docs/data/final-h200-ff7314a/peers.json.gz"],
                     bench=["docs/data/final-h200-ff7314a/bench-hdim128.json",
                            "docs/data/final-h200-ff7314a/bench-hdim64.json"]),
     # The eighteenth session (106791e): causal symmetric shift's closed-form rank in the dQ writer
     # (kWRankSym) the default. Peers and `dash-attn bench` (every schedule) of the same call.
     "106791e": dict(peers_log=None,
-                    peers_json=["docs/data/final-h200-106791e/peers.json"],
+                    peers_json=["docs/data/final-h200-106791e/peers.json.gz"],
                     bench=["docs/data/final-h200-106791e/bench-hdim128.json",
                            "docs/data/final-h200-106791e/bench-hdim64.json"]),
     # The nineteenth session's peers run (68d0908: the short-causal rule; causal 80-row tiles at
     # hdim 64 for atomic / spt / descending). Peers only (one process, 3 rounds).
     "68d0908": dict(peers_log=None,
-                    peers_json=["docs/data/final-h200-68d0908/peers.json"],
+                    peers_json=["docs/data/final-h200-68d0908/peers.json.gz"],
                     bench=[]),
     # The twentieth session's peers run (8d47f07: 96-row tiles at hdim 64 from 1k for atomic /
     # shift / symmetric_shift / spt / descending, and ascending at full masks). The planner models
     # 64-row tiles for auto; the 96-row schedules' rows are what they ran. Peers only (one
     # process, 3 rounds).
     "8d47f07": dict(peers_log=None,
-                    peers_json=["docs/data/final-h200-8d47f07/peers.json"],
+                    peers_json=["docs/data/final-h200-8d47f07/peers.json.gz"],
                     bench=[]),
     # The gpu-next32.sh run (ef0214e: dQ's first contribution per ordered chain stored instead of
     # reduce-added, dq_accum not zeroed; the tiles of 8d47f07, plus causal ascending on 96 rows at
     # hdim 64 from 1k since 582a38f). Peers (one process, 3 rounds) and `dash-attn bench` (every
     # schedule) of the same kernel build.
     "ef0214e": dict(peers_log=None,
-                    peers_json=["docs/data/next32-h200-ef0214e/peers/peers.json"],
+                    peers_json=["docs/data/next32-h200-ef0214e/peers/peers.json.gz"],
                     bench=["docs/data/next32-h200-ef0214e/suite/bench-hdim128.json",
                            "docs/data/next32-h200-ef0214e/suite/bench-hdim64.json"]),
     # The gpu-next35.sh run (e29ccbd: the kernels of ef0214e with programmatic dependent launch and
     # the polling postprocess on by default). Peers (one process, 3 rounds) and `dash-attn bench`
     # (every schedule) of the same kernel build.
     "e29ccbd": dict(peers_log=None,
-                    peers_json=["docs/data/next35-h200-e29ccbd/peers/peers.json"],
+                    peers_json=["docs/data/next35-h200-e29ccbd/peers/peers.json.gz"],
                     bench=["docs/data/next35-h200-e29ccbd/suite/bench-hdim128.json",
                            "docs/data/next35-h200-e29ccbd/suite/bench-hdim64.json"]),
     # The gpu-next36.sh run (b016d55: e29ccbd's kernels with the 16-byte preprocess by default).
     # Peers (one process, 3 rounds) and `dash-attn bench` (every schedule) of the same kernel
     # build; a check of the e29ccbd refit, not fitted on.
     "b016d55": dict(peers_log=None,
-                    peers_json=["docs/data/next36-h200-b016d55/peers/peers.json"],
+                    peers_json=["docs/data/next36-h200-b016d55/peers/peers.json.gz"],
                     bench=["docs/data/next36-h200-b016d55/suite/bench-hdim128.json",
                            "docs/data/next36-h200-b016d55/suite/bench-hdim64.json"]),
     # The gpu-next39.sh run (a72dbe9: full-mask shift at hdim 128 on the 80-row tile with two dQ
@@ -188,43 +189,43 @@ DATA = {
     # same kernels). Peers (one process, 3 rounds) and `dash-attn bench` (every schedule); scored
     # with the rule (CostParams::shift_full_tiles_hd128 as built in), not fitted on.
     "a72dbe9": dict(peers_log=None,
-                    peers_json=["docs/data/next39-h200-a72dbe9/peers/peers.json"],
+                    peers_json=["docs/data/next39-h200-a72dbe9/peers/peers.json.gz"],
                     bench=["docs/data/next39-h200-a72dbe9/bench-hdim128.json",
                            "docs/data/next39-h200-a72dbe9/bench-hdim64.json"]),
     # The gpu-next58.sh peers run (twenty-sixth session, 3eca68b: a72dbe9's backward kernels, the
     # planner with the 10% two-buffer shift tolerance and the grid-filling short-causal rule). Peers
     # alone (one process, 3 rounds); scored, not fitted on.
     "3eca68b": dict(peers_log=None,
-                    peers_json=["docs/data/s26-h200/next58-peers/peers.json"],
+                    peers_json=["docs/data/s26-h200/next58-peers/peers.json.gz"],
                     bench=[]),
     # The gpu-next69.sh run (twenty-eighth session, 6753141: the kernels with the last-wave split, the
     # host path read once per call). Peers (one process, 3 rounds) and `dash-attn bench` (auto's rows
     # only: bench_every_schedule's summary); scored, not fitted on. (The split is off in the model
     # here as for every recorded sweep: at the standard sweep it splits only atomic at hdim 64.)
     "6753141": dict(peers_log=None,
-                    peers_json=["docs/data/s28-h200/next69-peers/peers.json"],
+                    peers_json=["docs/data/s28-h200/next69-peers/peers.json.gz"],
                     bench=[]),
     # The gpu-next69.sh run of the thirtieth session (2562eb7: 16-byte dK / dV stores, the group take)
     # on an H100 SXM (no H200 came), peers alone; scored, not fitted on (the set is the H200's).
     "2562eb7-h100": dict(peers_log=None,
-                         peers_json=["docs/data/s30-h100/next69-p2/peers.json"],
+                         peers_json=["docs/data/s30-h100/next69-p2/peers.json.gz"],
                          bench=[]),
     # The thirty-first session's peers run (gpu-next84.sh, e9dc045's kernels with DASH_BWD_POST_SMS=2
     # the default up to 2048 keys) on an H100 SXM, peers alone; scored, not fitted on.
     "s31-h100": dict(peers_log=None,
-                     peers_json=["docs/data/s31-h100/next84/peers.json"],
+                     peers_json=["docs/data/s31-h100/next84/peers.json.gz"],
                      bench=[]),
     # The thirty-second session's gpu-next87.sh run (52075b7: s31-h100's kernels) on an H100 SXM (no
     # H200 came): peers (3 rounds) and `dash-attn bench` of every schedule + auto at both head dims in
     # the same call; scored, not fitted on.
     "s32-h100": dict(peers_log=None,
-                     peers_json=["docs/data/s32-h100/next87/peers.json"],
+                     peers_json=["docs/data/s32-h100/next87/peers.json.gz"],
                      bench=["docs/data/s32-h100/next87/bench-hdim128.json",
                             "docs/data/s32-h100/next87/bench-hdim64.json"]),
     # The thirty-fourth session's gpu-next96.sh run (4d63a71: the completion queue's defaults, v34) on an
     # H100 SXM: peers (3 rounds) and `dash-attn bench` of every schedule + auto; scored, not fitted on.
     "s34-h100": dict(peers_log=None,
-                     peers_json=["docs/data/s34-h100/next96/peers.json"],
+                     peers_json=["docs/data/s34-h100/next96/peers.json.gz"],
                      bench=["docs/data/s34-h100/next96/bench-hdim128.json",
                             "docs/data/s34-h100/next96/bench-hdim64.json"]),
     # thirty-sixth session (H100): the head-block rule's first default build; bench only (no peers ran)
@@ -234,7 +235,7 @@ DATA = {
     # thirty-seventh session (H100, the same kernels as s36-h100): gpu-next103.sh, peers at head_dim 128 only
     # (3 rounds) and `dash-attn bench` of every schedule + auto at both head dims
     "s37-h100": dict(peers_log=None,
-                     peers_json=["docs/data/s37-h100/next103/peers.json"],
+                     peers_json=["docs/data/s37-h100/next103/peers.json.gz"],
                      bench=["docs/data/s37-h100/next103/bench-hdim128.json",
                             "docs/data/s37-h100/next103/bench-hdim64.json"]),
 }
@@ -272,12 +273,18 @@ def shape_name(p):
 
 # ---- data ----------------------------------------------------------------------------------
 
+def _open(path):
+    """A data file under ROOT; docs/data keeps its large JSON files gzipped (NAME.json.gz)."""
+    full = os.path.join(ROOT, path)
+    return gzip.open(full, "rt") if full.endswith(".gz") else open(full)
+
+
 def peers_from_log(path):
     """{(hdim, causal, seqlen): {impl: [bwd_ms, ...]}, ...}, auto rows as 'auto:<ran>'."""
     out, cur = {}, None
     head = re.compile(r"\[peers\] hdim (\d+) (causal|full) seqlen (\d+) batch (\d+) heads (\d+)")
     row = re.compile(r"\s+(dash:\w+)\s+fwd\s+([\d.]+) ms\s+[\d.]+ TF\s+bwd\s+([\d.]+) ms.*?(?:ran (\w+))?\s+first call")
-    for line in open(os.path.join(ROOT, path)):
+    for line in _open(path):
         m = head.search(line)
         if m:
             cur = (int(m.group(1)), m.group(2) == "causal", int(m.group(3)))
@@ -294,7 +301,7 @@ def peers_from_log(path):
 
 def peers_from_json(path):
     out = {}
-    for r in json.load(open(os.path.join(ROOT, path)))["results"]:
+    for r in json.load(_open(path))["results"]:
         key = (r["hdim"], r["mask"] == "causal", r["seqlen"])
         d = out.setdefault(key, {})
         for impl, v in r["impls"].items():
@@ -328,7 +335,7 @@ def bench_table(paths):
     (the mean of its rows, as peers' dash:auto rows), forward rows are skipped."""
     rows = {}
     for path in paths:
-        for r in json.load(open(os.path.join(ROOT, path))):
+        for r in json.load(_open(path)):
             s = r["ran"] if r["schedule"] == "auto" else r["schedule"]
             if s not in SCHEDULES:
                 continue  # the forward rows of a standard `dash-attn bench` sweep

@@ -9,6 +9,7 @@ points where `auto` is within 3% of the best (by auto's own row, and by the expl
 schedule it ran), and forward / cuDNN per seqlen; then shift,
 symmetric shift, descending and atomic TFLOP/s per point."""
 import argparse
+import gzip
 import json
 
 README_POINTS = ("128:full:2048,128:full:8192,128:full:16384,128:causal:2048,128:causal:8192,128:causal:16384,"
@@ -19,7 +20,7 @@ ap.add_argument("--points", default=README_POINTS)
 a = ap.parse_args()
 by, src = {}, {}
 for i, path in enumerate(a.peers):
-    for r in json.load(open(path))["results"]:
+    for r in json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path))["results"]:
         key = (r["hdim"], r["mask"], r["seqlen"])
         if key not in by:
             by[key], src[key] = r, i

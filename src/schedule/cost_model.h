@@ -115,7 +115,7 @@ struct CostParams {
 
 // The set of the sm90 backward (src/kernels/attn_bwd_sm90.cu, tiles 64x128, head_dim 64 and 128).
 // Since the twenty-second session it is fitted on the e29ccbd sweep (PDL and the polling
-// postprocess on by default: bench/peers.py docs/data/next35-h200-e29ccbd/peers/peers.json combined
+// postprocess on by default: bench/peers.py docs/data/next35-h200-e29ccbd/peers/peers.json.gz combined
 // with `dash-attn bench` suite/bench-hdim{128,64}.json; table kMeasuredSm90PeersE29ccbd,
 // Calibration.Sm90CostParamsOnTheE29ccbdPeers; docs/schedules.md "The postprocess in the model"),
 // with the postprocess in the model: post_gbytes_per_s 1800 (the conversion alone, 16k tokens x
