@@ -8,7 +8,7 @@
 #           DASH_DEBUG_UNORDERED=1 (no dQ order waits), interleaved twice; scripts/sustain_ab.py tables;
 #           then the same at the cap for a build with every backward exp2 on MUFU at head_dim 128 (built
 #           here meanwhile) against the default (candidate (c)).
-#   PART=2: the whole GPU suite (6 shards, sanitizers alongside) on bins/new.
+#   PART=2: the whole GPU suite (6 shards, sanitizers alongside) on bins/new; LIMIT_S per shard (300).
 #   PART=3: the hdim 64 half of the peers sweep with the head-block rule, and the Python suite.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -50,7 +50,7 @@ case "${PART:-1}" in
   fi
   ;;
 2)
-  SHARDS=6 TEST_FILTER='*' LIMIT_S=300 bash scripts/gpu-bwd-tests.sh "$O"
+  SHARDS=6 TEST_FILTER='*' LIMIT_S=${LIMIT_S:-300} bash scripts/gpu-bwd-tests.sh "$O"
   echo "suite rc $? $(el)"
   ;;
 3)
@@ -63,4 +63,4 @@ esac
 echo "total $(el)"
 } 2>&1 | tee "$O/run.log"
 mkdir -p "$DEST"
-tar czf "$DEST/part${PART:-1}.tgz" -C "$O" . && cp "$O/run.log" "$DEST/" && { [ -f "$O/peers.json" ] && cp "$O/peers.json" "$O/table.md" "$DEST/" || true; }
+tar czf "$DEST/part${PART:-1}.tgz" -C "$O" . && cp "$O/run.log" "$DEST/run${PART:-1}.log" && { [ -f "$O/peers.json" ] && cp "$O/peers.json" "$O/table.md" "$DEST/" || true; }
