@@ -7,7 +7,8 @@
 #           skipped: its share of the energy at the power cap; gradients wrong, diagnostic only) and
 #           DASH_DEBUG_UNORDERED=1 (no dQ order waits), interleaved twice; scripts/sustain_ab.py tables;
 #           then the same at the cap for a build with every backward exp2 on MUFU at head_dim 128 (built
-#           here meanwhile) against the default (candidate (c)).
+#           here meanwhile) against the default (candidate (c)). CFGS (default "def noreduce unordered") and
+#           XROUNDS (the exp2 A/B's rounds, default 2) shorten it.
 #   PART=2: the whole GPU suite (6 shards, sanitizers alongside) on bins/new; LIMIT_S per shard (300).
 #   PART=3: the hdim 64 half of the peers sweep with the head-block rule, and the Python suite.
 set -uo pipefail
@@ -24,7 +25,7 @@ case "${PART:-1}" in
      > "$O/exp2-build.log" 2>&1 && cmake --build /tmp/b-exp2 --target dash-attn -j 4 >> "$O/exp2-build.log" 2>&1
    echo "exp2 build rc $?" >> "$O/exp2-build.log") &
   for r in 1 2; do
-    for cfg in def noreduce unordered; do
+    for cfg in ${CFGS:-def noreduce unordered}; do
       case $cfg in def) e="" ;; noreduce) e="DASH_DEBUG_NO_REDUCE=1" ;; unordered) e="DASH_DEBUG_UNORDERED=1" ;; esac
       env $e timeout -k 5 100 bins/new/dash-attn bench --hdim 128 --causal 0,1 --seqlen 8192,16384 \
         --schedules auto,atomic --reps 3 --sustain 2 --json "$O/sus-$cfg-r$r.json" > "$O/sus-$cfg-r$r.log" 2>&1 \
@@ -34,11 +35,11 @@ case "${PART:-1}" in
   grep -h "sustained\|NVML" "$O/sus-def-r1.log" | head -10
   for r in 1 2; do
     echo "== round $r: noreduce / def, unordered / def"
-    python3 scripts/sustain_ab.py "$O/sus-def-r$r.json" "$O/sus-noreduce-r$r.json" "$O/sus-unordered-r$r.json"
+    python3 scripts/sustain_ab.py $(for c in ${CFGS:-def noreduce unordered}; do echo "$O/sus-$c-r$r.json"; done)
   done
   wait; tail -1 "$O/exp2-build.log"
   if [ -x /tmp/b-exp2/dash-attn ]; then
-    for r in 1 2; do
+    for r in $(seq 1 "${XROUNDS:-2}"); do
       for cfg in def exp2; do
         b=bins/new/dash-attn; [ $cfg = exp2 ] && b=/tmp/b-exp2/dash-attn
         timeout -k 5 100 $b bench --hdim 128 --causal 0,1 --seqlen 8192,16384 --schedules auto --reps 3 --sustain 2 \
