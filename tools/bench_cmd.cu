@@ -1,7 +1,6 @@
 // dash-attn bench: forward and backward TFLOP/s of every schedule on the standard sweep
 // (docs/peers.md) or on one shape from flags, with the planner's prediction beside each time.
 // FLOPs follow FlashAttention: fwd = 4*b*h*sq*sk*d (halved for causal), bwd = 2.5 x fwd.
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,10 +18,12 @@
 #include <cuda_runtime.h>
 
 #include "bench_cmd.h"
+#include "nvml_probe.h"
 #include "dash_attn/attention.h"
 #include "schedule/planner.h"
 
 namespace {
+using dash::tools::Nvml;
 
 #define BENCH_CUDA(expr)                                                                 \
   do {                                                                                   \
@@ -224,39 +225,6 @@ float time_ms(F&& f, int reps, float* host_us = nullptr) {
   if (host_us != nullptr) *host_us = median(hs);
   return median(ts);
 }
-
-// NVML through dlopen (libnvidia-ml.so.1 comes with the driver; no link dependency, no nvml.h): the
-// energy counter (mJ since the driver loaded) and the SM clock of the CUDA device, matched by PCI
-// bus id. ok() is false where the library or a symbol is missing; --sustain then reports speed only.
-class Nvml {
- public:
-  explicit Nvml(int cuda_device) {
-    if (cuda_device < 0) return;
-    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib_ == nullptr) return;
-    auto init = reinterpret_cast<int (*)()>(dlsym(lib_, "nvmlInit_v2"));
-    auto by_pci = reinterpret_cast<int (*)(const char*, void**)>(dlsym(lib_, "nvmlDeviceGetHandleByPciBusId_v2"));
-    energy_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib_, "nvmlDeviceGetTotalEnergyConsumption"));
-    clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetClockInfo"));
-    char bus[64] = "";
-    if (init == nullptr || by_pci == nullptr || energy_ == nullptr || clock_ == nullptr || init() != 0 ||
-        cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess)
-      return;
-    ok_ = by_pci(bus, &dev_) == 0;
-  }
-  Nvml(const Nvml&) = delete;
-  Nvml& operator=(const Nvml&) = delete;
-  bool ok() const { return ok_; }
-  bool energy_mj(unsigned long long* e) const { return ok_ && energy_(dev_, e) == 0; }
-  bool sm_mhz(unsigned* m) const { return ok_ && clock_(dev_, /*NVML_CLOCK_SM*/ 1, m) == 0; }
-
- private:
-  void* lib_ = nullptr;
-  void* dev_ = nullptr;
-  bool ok_ = false;
-  int (*energy_)(void*, unsigned long long*) = nullptr;
-  int (*clock_)(void*, int, unsigned*) = nullptr;
-};
 
 // One --sustain window: f called back to back (no host sync inside) for about `seconds`, the count
 // fixed beforehand from the median time of one call. ms: GPU time per call (events around the

@@ -1,10 +1,18 @@
-// Probe (not part of the build): how fast can every SM push dQ partials into L2 with the bulk
-// reduce-add, and does a CTA pair that first sums its partials through DSMEM (each CTA then
-// reduces half a tile) push them faster? Written in the tenth session (docs/perf.md "What limits
-// the kernel": the dq_empty wait, 14% of the backward's MMA loop at hdim 128, sits behind ~1.8 TB/s
-// of fp32 reduce-adds into L2). Ran on the H200 at 12e4c7f (docs/bwd-sm90.md, the cluster-pair
-// section): solo 1.17 us per step (3.7 TB/s), pair 1.47 (slower): the reduce traffic is not the bound.
-//   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -o /tmp/dq_reduce_bw bench/probes/dq_reduce_bw.cu && /tmp/dq_reduce_bw
+// Probe (built as build/dq_reduce_bw so that CI compiles it; not a test): how fast can every SM
+// push dQ partials into L2 with the bulk reduce-add, and does a CTA pair that first sums its
+// partials through DSMEM (each CTA then reduces half a tile) push them faster? Written in the tenth
+// session (docs/perf.md "What limits the kernel": the dq_empty wait, 14% of the backward's MMA loop
+// at hdim 128, sits behind ~1.8 TB/s of fp32 reduce-adds into L2). Ran on the H200 at 12e4c7f
+// (docs/bwd-sm90.md, the cluster-pair section): solo 1.17 us per step (3.7 TB/s), pair 1.47
+// (slower): the reduce traffic is not the bound.
+//   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -Itools -o /tmp/dq_reduce_bw bench/probes/dq_reduce_bw.cu
+//   /tmp/dq_reduce_bw [STEPS (2000)] [ENERGY_SECONDS (2; 0: off)]
+// Energy (thirty-ninth session, docs/perf.md v40 item 6: skipping the backward's dQ reduce made it 6.4-7.4%
+// faster at the H100's power cap, so the question for the pair design became energy, not time): each
+// variant once more as one launch of about ENERGY_SECONDS, NVML's energy counter (tools/nvml_probe.h)
+// around it, and the GPU's power with nothing running (1 s) before; printed per CTA-step: the energy,
+// the energy above the idle power, and that per byte of L2 reduce-add (solo: 32 KiB, pair: 16 KiB per
+// CTA-step). Pairs pay off at the power cap only if their step costs less energy than solo's.
 // Every variant runs one CTA per SM (132 on the H200), 128 threads, for `iters` steps; a step is
 // what the backward's writer does per staged dQ tile:
 //   solo   each CTA: one 32 KiB bulk reduce-add of its staged partial, at most 2 in flight with
@@ -19,11 +27,15 @@
 // hdim 128 full 8k spends ~2.4 us per step; if `solo` already needs ~that per step, the reduce
 // traffic is the bound, and `pair`'s time per step says what the pre-sum would leave.
 #include <cooperative_groups.h>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda/ptx>
 #include <cuda_runtime.h>
+#include <thread>
+
+#include "nvml_probe.h"
 
 namespace cg = cooperative_groups;
 
@@ -106,6 +118,12 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
 
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? std::atoi(argv[1]) : 2000;
+  const double energy_s = argc > 2 ? std::atof(argv[2]) : 2.0;
+  if (iters < 1 || energy_s < 0 || energy_s > 60) {
+    std::fprintf(stderr, "usage: dq_reduce_bw [STEPS >= 1] [ENERGY_SECONDS in 0..60]\n");
+    return 2;
+  }
+  double us_per_step[2][2] = {};  // [shared_tiles ? 1 : 0][mode]
   int dev = 0, sms = 0;
   CHECK(cudaGetDevice(&dev));
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -141,6 +159,50 @@ int main(int argc, char** argv) {
       const double bytes = static_cast<double>(grid) * iters * (mode == 0 ? kTileBytes : kTileBytes / 2);
       std::printf("%-6s %-12s %10.3f %14.2f\n", mode == 0 ? "solo" : "pair",
                   shared_tiles ? "shared 16" : "private", 1e3 * best / iters, bytes / (best * 1e-3) / 1e12);
+      us_per_step[shared_tiles ? 1 : 0][mode] = 1e3 * best / iters;
+    }
+  }
+  const dash::tools::Nvml nvml(energy_s > 0 ? dev : -1);
+  if (energy_s > 0 && !nvml.ok()) std::printf("energy: NVML not available\n");
+  if (energy_s > 0 && nvml.ok()) {
+    // The energy counter (mJ) around a synchronized window; returns joules, *wall = seconds.
+    auto window = [&](auto&& body, double* wall) {
+      unsigned long long a = 0, b = 0;
+      CHECK(cudaDeviceSynchronize());
+      nvml.energy_mj(&a);
+      const auto t0 = std::chrono::steady_clock::now();
+      body();
+      CHECK(cudaDeviceSynchronize());
+      *wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      nvml.energy_mj(&b);
+      return static_cast<double>(b - a) * 1e-3;
+    };
+    double idle_wall = 0;
+    const double idle_j = window([] { std::this_thread::sleep_for(std::chrono::seconds(1)); }, &idle_wall);
+    const double idle_w = idle_j / idle_wall;
+    std::printf("energy: idle %.1f W; each variant one launch of about %.1f s\n", idle_w, energy_s);
+    std::printf("%-6s %-12s %8s %8s %14s %18s %16s\n", "mode", "tiles", "steps", "W", "uJ/CTA-step",
+                "above idle uJ", "pJ/reduced byte");
+    for (int shared_tiles : {0, 16}) {
+      for (int mode = 0; mode < 2; ++mode) {
+        const int n = static_cast<int>(energy_s * 1e6 / us_per_step[shared_tiles ? 1 : 0][mode]);
+        double wall = 0;
+        const double j = window(
+            [&] {
+              if (mode == 0)
+                solo_kernel<<<grid, kThreads, solo_smem>>>(dst, n, shared_tiles);
+              else
+                pair_kernel<<<grid, kThreads, pair_smem>>>(dst, n, shared_tiles);
+              CHECK(cudaGetLastError());
+            },
+            &wall);
+        const double cta_steps = static_cast<double>(grid) * n;
+        const double above = (j - idle_w * wall) / cta_steps * 1e6;
+        const double bytes = mode == 0 ? kTileBytes : kTileBytes / 2;
+        std::printf("%-6s %-12s %8d %8.1f %14.3f %18.3f %16.2f\n", mode == 0 ? "solo" : "pair",
+                    shared_tiles ? "shared 16" : "private", n, j / wall, j / cta_steps * 1e6, above,
+                    above * 1e6 / bytes);
+      }
     }
   }
   CHECK(cudaFree(dst));
