@@ -2,7 +2,8 @@
 # GPU machine (for the fortieth session). .snap as for gpu-next105.sh (bins.txz: bins/new = HEAD's dash-attn and
 # dash_gpu_tests, dq_reduce_bw; head.tgz = `git archive HEAD`, copied to the repo root first).
 #   PART=1: bench/probes/dq_reduce_bw.cu (bins/new/dq_reduce_bw, or compiled here, about 30 s) with its energy windows: the L2 bulk
-#           reduce-add's energy per CTA-step against a CTA pair's DSMEM exchange + half reduce (docs/perf.md
+#           reduce-add's energy per CTA-step against a CTA pair's DSMEM exchange + half reduce, and the Q + dO
+#           loads against the pair's multicast half-loads (docs/perf.md
 #           v40 item 6: the number that decides whether the 2-CTA pairs are worth building); then the whole
 #           GPU suite (gpu-next105.sh PART=2, LIMIT_S per shard, default 280).
 #   PART=2: the hdim 64 half of the peers sweep and the Python suite (gpu-next105.sh PART=3).

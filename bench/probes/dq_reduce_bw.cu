@@ -11,8 +11,10 @@
 // faster at the H100's power cap, so the question for the pair design became energy, not time): each
 // variant once more as one launch of about ENERGY_SECONDS, NVML's energy counter (tools/nvml_probe.h)
 // around it, and the GPU's power with nothing running (1 s) before; printed per CTA-step: the energy,
-// the energy above the idle power, and that per byte of L2 reduce-add (solo: 32 KiB, pair: 16 KiB per
-// CTA-step). Pairs pay off at the power cap only if their step costs less energy than solo's.
+// the energy above the idle power, and that per byte of L2 traffic (reduce solo: 32 KiB, pair: 16 KiB
+// per CTA-step). Pairs pay off at the power cap only if their step costs less energy than solo's. Also
+// the load side of a step (`load solo` / `load pair, multicast`, load_kernel below: 32 KiB of Q + dO per
+// CTA-step from L2, or 16 KiB with the pair's multicast).
 // Every variant runs one CTA per SM (132 on the H200), 128 threads, for `iters` steps; a step is
 // what the backward's writer does per staged dQ tile:
 //   solo   each CTA: one 32 KiB bulk reduce-add of its staged partial, at most 2 in flight with
@@ -23,7 +25,7 @@
 //          the peer's smem (DSMEM stores), cluster barrier, adds the received half into its own
 //          half, one 16 KiB bulk reduce-add; the same in-flight rule. Half the L2 reduce bytes,
 //          plus 16 KiB of DSMEM traffic and one cluster barrier per CTA per step.
-// Printed: us per step (the whole grid's time / iters) and the L2 reduce rate. The backward at
+// Printed: us per step (the whole grid's time / iters) and the L2 byte rate. The backward at
 // hdim 128 full 8k spends ~2.4 us per step; if `solo` already needs ~that per step, the reduce
 // traffic is the bound, and `pair`'s time per step says what the pre-sum would leave.
 #include <cooperative_groups.h>
@@ -116,6 +118,83 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
   cluster.sync();  // no CTA leaves while its peer may still store into its smem
 }
 
+// The load side of a step (the pair design's other half, docs/bwd-sm90.md "2-CTA pairs"): the Q and dO
+// tiles of a 64-row step at hdim 128, 32 KiB of bf16, into a 2-stage smem ring with a 1-D bulk copy that
+// completes on an mbarrier, from kSrcTiles tiles that every CTA reads in turn (L2-resident, like a head's
+// Q / dO tiles that all of its KV tasks read). kPair (launched as clusters of 2): each CTA copies half of
+// the tile with .multicast::cluster into both CTAs' stage (each CTA's barrier expects the whole tile), and
+// a cluster barrier per step keeps either CTA from refilling a stage its peer still waits on; half the
+// L2 reads per CTA-step.
+constexpr int kLoadBytes = 32768;
+constexpr int kSrcTiles = 16;
+template <bool kPair>
+__global__ void __launch_bounds__(kThreads, 1) load_kernel(const uint8_t* src, int iters) {
+  extern __shared__ __align__(128) uint8_t stage[];
+  __shared__ __align__(8) uint64_t bar[2];
+  const int r = kPair ? static_cast<int>(cg::this_cluster().block_rank()) : 0;
+  const int unit = kPair ? static_cast<int>(blockIdx.x) / 2 : static_cast<int>(blockIdx.x);
+  if (threadIdx.x == 0) {
+    cuda::ptx::mbarrier_init(&bar[0], 1);
+    cuda::ptx::mbarrier_init(&bar[1], 1);
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+  if constexpr (kPair) cg::this_cluster().sync(); else __syncthreads();
+  for (int it = 0; it < iters; ++it) {
+    const int st = it & 1;
+    if (threadIdx.x == 0) {
+      cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                           &bar[st], static_cast<uint32_t>(kLoadBytes));
+      const uint8_t* tile = src + static_cast<size_t>((unit + it) % kSrcTiles) * kLoadBytes;
+      if constexpr (kPair) {
+        const uint32_t half = kLoadBytes / 2;
+        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, stage + st * kLoadBytes + r * half,
+                                 tile + r * half, half, &bar[st], static_cast<uint16_t>(0x3));
+      } else {
+        const uint32_t bytes = kLoadBytes;
+        cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, stage + st * kLoadBytes, tile,
+                                 bytes, &bar[st]);
+      }
+      while (!cuda::ptx::mbarrier_try_wait_parity(&bar[st], static_cast<uint32_t>((it >> 1) & 1))) {
+      }
+    }
+    if constexpr (kPair) cg::this_cluster().sync();  // both CTAs saw stage st land before either refills it
+  }
+  if constexpr (kPair) cg::this_cluster().sync();
+}
+
+// One variant of the table: its name, the L2 bytes per CTA-step (reduce-add or read) and its launch.
+struct Variant {
+  const char* name;
+  double l2_bytes;
+  cudaError_t (*launch)(int grid, size_t smem, void* buf, int steps, int shared_tiles);
+  size_t smem;
+  int shared_tiles;
+};
+
+cudaError_t launch_solo(int grid, size_t smem, void* buf, int steps, int shared_tiles) {
+  solo_kernel<<<grid, kThreads, smem>>>(static_cast<float*>(buf), steps, shared_tiles);
+  return cudaGetLastError();
+}
+cudaError_t launch_pair(int grid, size_t smem, void* buf, int steps, int shared_tiles) {
+  pair_kernel<<<grid, kThreads, smem>>>(static_cast<float*>(buf), steps, shared_tiles);
+  return cudaGetLastError();
+}
+template <bool kPair>
+cudaError_t launch_load(int grid, size_t smem, void* buf, int steps, int) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 2;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = kPair ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, load_kernel<kPair>, static_cast<const uint8_t*>(buf), steps);
+}
+
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? std::atoi(argv[1]) : 2000;
   const double energy_s = argc > 2 ? std::atof(argv[2]) : 2.0;
@@ -123,44 +202,54 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: dq_reduce_bw [STEPS >= 1] [ENERGY_SECONDS in 0..60]\n");
     return 2;
   }
-  double us_per_step[2][2] = {};  // [shared_tiles ? 1 : 0][mode]
   int dev = 0, sms = 0;
   CHECK(cudaGetDevice(&dev));
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int grid = sms & ~1;  // pairs need an even grid; solo uses the same grid
-  const size_t solo_smem = 2 * kTileBytes, pair_smem = 2 * kTileBytes + kTileBytes;
+  const size_t solo_smem = 2 * kTileBytes, pair_smem = 2 * kTileBytes + kTileBytes, load_smem = 2 * kLoadBytes;
   CHECK(cudaFuncSetAttribute(solo_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(solo_smem)));
   CHECK(cudaFuncSetAttribute(pair_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(pair_smem)));
+  CHECK(cudaFuncSetAttribute(load_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(load_smem)));
+  CHECK(cudaFuncSetAttribute(load_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(load_smem)));
   const size_t dst_floats = static_cast<size_t>(grid) * kTilesPerCta * kTileFloats;
   float* dst = nullptr;
   CHECK(cudaMalloc(&dst, dst_floats * 4));
   CHECK(cudaMemset(dst, 0, dst_floats * 4));
+  uint8_t* src = nullptr;
+  CHECK(cudaMalloc(&src, static_cast<size_t>(kSrcTiles) * kLoadBytes));
+  CHECK(cudaMemset(src, 0x3c, static_cast<size_t>(kSrcTiles) * kLoadBytes));
+  const Variant variants[] = {
+      {"reduce solo, private tiles", kTileBytes, launch_solo, solo_smem, 0},
+      {"reduce pair, private tiles", kTileBytes / 2, launch_pair, pair_smem, 0},
+      {"reduce solo, shared 16", kTileBytes, launch_solo, solo_smem, 16},
+      {"reduce pair, shared 16", kTileBytes / 2, launch_pair, pair_smem, 16},
+      {"load solo (Q + dO)", kLoadBytes, launch_load<false>, load_smem, 0},
+      {"load pair, multicast", kLoadBytes / 2, launch_load<true>, load_smem, 0},
+  };
+  constexpr int kVariants = sizeof(variants) / sizeof(variants[0]);
+  double us_per_step[kVariants] = {};
   cudaEvent_t e0, e1;
   CHECK(cudaEventCreate(&e0));
   CHECK(cudaEventCreate(&e1));
-  std::printf("grid %d CTAs, %d steps each, step = one dQ tile (64 x 128 fp32)\n", grid, iters);
-  std::printf("%-6s %-12s %10s %14s\n", "mode", "tiles", "us/step", "L2 reduce TB/s");
-  for (int shared_tiles : {0, 16}) {
-    for (int mode = 0; mode < 2; ++mode) {
-      float best = 1e30f;
-      for (int rep = 0; rep < 3; ++rep) {
-        CHECK(cudaEventRecord(e0));
-        if (mode == 0)
-          solo_kernel<<<grid, kThreads, solo_smem>>>(dst, iters, shared_tiles);
-        else
-          pair_kernel<<<grid, kThreads, pair_smem>>>(dst, iters, shared_tiles);
-        CHECK(cudaGetLastError());
-        CHECK(cudaEventRecord(e1));
-        CHECK(cudaEventSynchronize(e1));
-        float ms = 0.f;
-        CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        if (ms < best) best = ms;
-      }
-      const double bytes = static_cast<double>(grid) * iters * (mode == 0 ? kTileBytes : kTileBytes / 2);
-      std::printf("%-6s %-12s %10.3f %14.2f\n", mode == 0 ? "solo" : "pair",
-                  shared_tiles ? "shared 16" : "private", 1e3 * best / iters, bytes / (best * 1e-3) / 1e12);
-      us_per_step[shared_tiles ? 1 : 0][mode] = 1e3 * best / iters;
+  std::printf("grid %d CTAs, %d steps each; a step: one dQ tile (64 x 128 fp32) reduced, or one Q + dO tile "
+              "(2 x 64 x 128 bf16) loaded\n", grid, iters);
+  std::printf("%-28s %10s %16s\n", "variant", "us/step", "L2 bytes TB/s");
+  for (int v = 0; v < kVariants; ++v) {
+    const Variant& var = variants[v];
+    void* buf = var.launch == launch_solo || var.launch == launch_pair ? static_cast<void*>(dst) : static_cast<void*>(src);
+    float best = 1e30f;
+    for (int rep = 0; rep < 3; ++rep) {
+      CHECK(cudaEventRecord(e0));
+      CHECK(var.launch(grid, var.smem, buf, iters, var.shared_tiles));
+      CHECK(cudaEventRecord(e1));
+      CHECK(cudaEventSynchronize(e1));
+      float ms = 0.f;
+      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      if (ms < best) best = ms;
     }
+    us_per_step[v] = 1e3 * best / iters;
+    std::printf("%-28s %10.3f %16.2f\n", var.name, us_per_step[v],
+                static_cast<double>(grid) * iters * var.l2_bytes / (best * 1e-3) / 1e12);
   }
   const dash::tools::Nvml nvml(energy_s > 0 ? dev : -1);
   if (energy_s > 0 && !nvml.ok()) std::printf("energy: NVML not available\n");
@@ -181,30 +270,21 @@ int main(int argc, char** argv) {
     const double idle_j = window([] { std::this_thread::sleep_for(std::chrono::seconds(1)); }, &idle_wall);
     const double idle_w = idle_j / idle_wall;
     std::printf("energy: idle %.1f W; each variant one launch of about %.1f s\n", idle_w, energy_s);
-    std::printf("%-6s %-12s %8s %8s %14s %18s %16s\n", "mode", "tiles", "steps", "W", "uJ/CTA-step",
-                "above idle uJ", "pJ/reduced byte");
-    for (int shared_tiles : {0, 16}) {
-      for (int mode = 0; mode < 2; ++mode) {
-        const int n = static_cast<int>(energy_s * 1e6 / us_per_step[shared_tiles ? 1 : 0][mode]);
-        double wall = 0;
-        const double j = window(
-            [&] {
-              if (mode == 0)
-                solo_kernel<<<grid, kThreads, solo_smem>>>(dst, n, shared_tiles);
-              else
-                pair_kernel<<<grid, kThreads, pair_smem>>>(dst, n, shared_tiles);
-              CHECK(cudaGetLastError());
-            },
-            &wall);
-        const double cta_steps = static_cast<double>(grid) * n;
-        const double above = (j - idle_w * wall) / cta_steps * 1e6;
-        const double bytes = mode == 0 ? kTileBytes : kTileBytes / 2;
-        std::printf("%-6s %-12s %8d %8.1f %14.3f %18.3f %16.2f\n", mode == 0 ? "solo" : "pair",
-                    shared_tiles ? "shared 16" : "private", n, j / wall, j / cta_steps * 1e6, above,
-                    above * 1e6 / bytes);
-      }
+    std::printf("%-28s %9s %8s %12s %15s %16s\n", "variant", "steps", "W", "uJ/CTA-step", "above idle uJ",
+                "pJ per L2 byte");
+    for (int v = 0; v < kVariants; ++v) {
+      const Variant& var = variants[v];
+      void* buf = var.launch == launch_solo || var.launch == launch_pair ? static_cast<void*>(dst) : static_cast<void*>(src);
+      const int n = static_cast<int>(energy_s * 1e6 / us_per_step[v]);
+      double wall = 0;
+      const double j = window([&] { CHECK(var.launch(grid, var.smem, buf, n, var.shared_tiles)); }, &wall);
+      const double cta_steps = static_cast<double>(grid) * n;
+      const double above = (j - idle_w * wall) / cta_steps * 1e6;
+      std::printf("%-28s %9d %8.1f %12.3f %15.3f %16.2f\n", var.name, n, j / wall, j / cta_steps * 1e6, above,
+                  above * 1e6 / var.l2_bytes);
     }
   }
+  CHECK(cudaFree(src));
   CHECK(cudaFree(dst));
   return 0;
 }
