@@ -70,6 +70,10 @@ const std::vector<Shape>& grid() {
       {1, 1, 1, 1000, 1000, 80, 128},
       {1, 2, 1, 700, 500, 80, 128},
       {2, 2, 1, 2048, 2048, 80, 128},
+      // 256-key KV tiles: the tasks of the 2-CTA pair design (docs/bwd-sm90.md "2-CTA pairs": two
+      // CTAs' 128-key tiles as one task, ranks at pair granularity): 16 x 4, 26 x 8 with GQA
+      {1, 1, 1, 1000, 1000, 64, 256},
+      {2, 2, 1, 2048, 2048, 80, 256},
   };
   return shapes;
 }
