@@ -37,6 +37,8 @@ case "${PART:-1}" in
     echo "== round $r: noreduce / def, unordered / def"
     python3 scripts/sustain_ab.py $(for c in ${CFGS:-def noreduce unordered}; do echo "$O/sus-$c-r$r.json"; done)
   done
+  echo "== both rounds: means of the per-round ratios"
+  python3 scripts/sustain_ab.py $(for c in ${CFGS:-def noreduce unordered}; do echo "$O/sus-$c-r1.json,$O/sus-$c-r2.json"; done)
   wait; tail -1 "$O/exp2-build.log"
   if [ -x /tmp/b-exp2/dash-attn ]; then
     for r in $(seq 1 "${XROUNDS:-2}"); do
