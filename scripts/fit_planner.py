@@ -97,8 +97,8 @@ candidates of 24 `dash-attn plan` runs).
 """
 import argparse
 import concurrent.futures as cf
-import itertools
 import gzip
+import itertools
 import json
 import math
 import os

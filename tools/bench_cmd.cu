@@ -243,18 +243,15 @@ Sustained sustain(F&& f, float seconds, float call_ms, const Nvml& nvml) {
   BENCH_CUDA(cudaEventCreate(&a));
   BENCH_CUDA(cudaEventCreate(&b));
   std::atomic<bool> stop{false};
-  std::vector<std::pair<double, unsigned>> samples;  // (seconds since t0, MHz)
+  std::vector<std::pair<double, unsigned>> samples;  // (seconds since the window's start, MHz)
   BENCH_CUDA(cudaDeviceSynchronize());
-  unsigned long long e0 = 0, e1 = 0;
-  const bool have_e0 = nvml.energy_mj(&e0);
-  const auto t0 = std::chrono::steady_clock::now();
+  dash::tools::EnergyWindow window(nvml);
   std::thread sampler;
   if (nvml.ok()) {
     sampler = std::thread([&] {
       while (!stop.load(std::memory_order_relaxed)) {
         unsigned m;
-        if (nvml.sm_mhz(&m))
-          samples.emplace_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), m);
+        if (nvml.sm_mhz(&m)) samples.emplace_back(window.seconds_since_start(), m);
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
     });
@@ -263,8 +260,7 @@ Sustained sustain(F&& f, float seconds, float call_ms, const Nvml& nvml) {
   for (int i = 0; i < r.calls; ++i) f();
   BENCH_CUDA(cudaEventRecord(b));
   BENCH_CUDA(cudaEventSynchronize(b));
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const bool have_e1 = nvml.energy_mj(&e1);
+  window.stop();
   stop = true;
   if (sampler.joinable()) sampler.join();
   float ms = 0;
@@ -272,10 +268,10 @@ Sustained sustain(F&& f, float seconds, float call_ms, const Nvml& nvml) {
   cudaEventDestroy(a);
   cudaEventDestroy(b);
   r.ms = ms / r.calls;
-  if (have_e0 && have_e1 && wall > 0) r.watts = static_cast<double>(e1 - e0) * 1e-3 / wall;
+  r.watts = window.watts();
   std::vector<float> late;
   for (const auto& smp : samples)
-    if (smp.first >= wall / 2) late.push_back(static_cast<float>(smp.second));
+    if (smp.first >= window.wall_s() / 2) late.push_back(static_cast<float>(smp.second));
   if (!late.empty()) r.mhz = median(late);
   return r;
 }
@@ -428,12 +424,13 @@ int bench_main(int argc, char** argv) {
       };
       if (r.sus.calls > 0) {
         const double tf = bwd_flops / r.sus.ms * 1e-9;
+        const double tf_per_j = r.sus.watts > 0 ? tf / r.sus.watts : -1;
         std::printf("%-5s %-6s %-6s %-6s %-16s %9.3f %8.1f  sustained %d calls: %s W, %s MHz, %s TFLOP/J\n", "", "", "", "",
                     "", r.sus.ms, tf, r.sus.calls, num(r.sus.watts, "%.0f").c_str(), num(r.sus.mhz, "%.0f").c_str(),
-                    num(r.sus.watts > 0 ? tf / r.sus.watts : -1, "%.4f").c_str());
+                    num(tf_per_j, "%.4f").c_str());
         sus_json += ", \"sustain_ms\": " + num(r.sus.ms, "%.4f") + ", \"sustain_tflops\": " + num(tf, "%.2f") +
                     ", \"sustain_watts\": " + num(r.sus.watts, "%.1f") + ", \"sustain_mhz\": " + num(r.sus.mhz, "%.0f") +
-                    ", \"sustain_tflop_per_j\": " + num(r.sus.watts > 0 ? tf / r.sus.watts : -1, "%.5f");
+                    ", \"sustain_tflop_per_j\": " + num(tf_per_j, "%.5f");
       }
       char line[2048];
       std::snprintf(line, sizeof(line),

@@ -162,13 +162,15 @@ __global__ void __launch_bounds__(kThreads, 1) load_kernel(const uint8_t* src, i
   if constexpr (kPair) cg::this_cluster().sync();
 }
 
-// One variant of the table: its name, the L2 bytes per CTA-step (reduce-add or read) and its launch.
+// One variant of the table: its name, the L2 bytes per CTA-step (reduce-add or read), its launch and
+// the launch's arguments (buf: the dQ tiles reduced into, or the Q + dO tiles loaded).
 struct Variant {
   const char* name;
   double l2_bytes;
   cudaError_t (*launch)(int grid, size_t smem, void* buf, int steps, int shared_tiles);
   size_t smem;
   int shared_tiles;
+  void* buf;
 };
 
 cudaError_t launch_solo(int grid, size_t smem, void* buf, int steps, int shared_tiles) {
@@ -219,12 +221,12 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&src, static_cast<size_t>(kSrcTiles) * kLoadBytes));
   CHECK(cudaMemset(src, 0x3c, static_cast<size_t>(kSrcTiles) * kLoadBytes));
   const Variant variants[] = {
-      {"reduce solo, private tiles", kTileBytes, launch_solo, solo_smem, 0},
-      {"reduce pair, private tiles", kTileBytes / 2, launch_pair, pair_smem, 0},
-      {"reduce solo, shared 16", kTileBytes, launch_solo, solo_smem, 16},
-      {"reduce pair, shared 16", kTileBytes / 2, launch_pair, pair_smem, 16},
-      {"load solo (Q + dO)", kLoadBytes, launch_load<false>, load_smem, 0},
-      {"load pair, multicast", kLoadBytes / 2, launch_load<true>, load_smem, 0},
+      {"reduce solo, private tiles", kTileBytes, launch_solo, solo_smem, 0, dst},
+      {"reduce pair, private tiles", kTileBytes / 2, launch_pair, pair_smem, 0, dst},
+      {"reduce solo, shared 16", kTileBytes, launch_solo, solo_smem, 16, dst},
+      {"reduce pair, shared 16", kTileBytes / 2, launch_pair, pair_smem, 16, dst},
+      {"load solo (Q + dO)", kLoadBytes, launch_load<false>, load_smem, 0, src},
+      {"load pair, multicast", kLoadBytes / 2, launch_load<true>, load_smem, 0, src},
   };
   constexpr int kVariants = sizeof(variants) / sizeof(variants[0]);
   double us_per_step[kVariants] = {};
@@ -236,11 +238,10 @@ int main(int argc, char** argv) {
   std::printf("%-28s %10s %16s\n", "variant", "us/step", "L2 bytes TB/s");
   for (int v = 0; v < kVariants; ++v) {
     const Variant& var = variants[v];
-    void* buf = var.launch == launch_solo || var.launch == launch_pair ? static_cast<void*>(dst) : static_cast<void*>(src);
     float best = 1e30f;
     for (int rep = 0; rep < 3; ++rep) {
       CHECK(cudaEventRecord(e0));
-      CHECK(var.launch(grid, var.smem, buf, iters, var.shared_tiles));
+      CHECK(var.launch(grid, var.smem, var.buf, iters, var.shared_tiles));
       CHECK(cudaEventRecord(e1));
       CHECK(cudaEventSynchronize(e1));
       float ms = 0.f;
@@ -254,17 +255,15 @@ int main(int argc, char** argv) {
   const dash::tools::Nvml nvml(energy_s > 0 ? dev : -1);
   if (energy_s > 0 && !nvml.ok()) std::printf("energy: NVML not available\n");
   if (energy_s > 0 && nvml.ok()) {
-    // The energy counter (mJ) around a synchronized window; returns joules, *wall = seconds.
+    // The energy around a synchronized window (tools/nvml_probe.h): joules, *wall = seconds.
     auto window = [&](auto&& body, double* wall) {
-      unsigned long long a = 0, b = 0;
       CHECK(cudaDeviceSynchronize());
-      nvml.energy_mj(&a);
-      const auto t0 = std::chrono::steady_clock::now();
+      dash::tools::EnergyWindow w(nvml);
       body();
       CHECK(cudaDeviceSynchronize());
-      *wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      nvml.energy_mj(&b);
-      return static_cast<double>(b - a) * 1e-3;
+      w.stop();
+      *wall = w.wall_s();
+      return w.joules();
     };
     double idle_wall = 0;
     const double idle_j = window([] { std::this_thread::sleep_for(std::chrono::seconds(1)); }, &idle_wall);
@@ -274,10 +273,9 @@ int main(int argc, char** argv) {
                 "pJ per L2 byte");
     for (int v = 0; v < kVariants; ++v) {
       const Variant& var = variants[v];
-      void* buf = var.launch == launch_solo || var.launch == launch_pair ? static_cast<void*>(dst) : static_cast<void*>(src);
       const int n = static_cast<int>(energy_s * 1e6 / us_per_step[v]);
       double wall = 0;
-      const double j = window([&] { CHECK(var.launch(grid, var.smem, buf, n, var.shared_tiles)); }, &wall);
+      const double j = window([&] { CHECK(var.launch(grid, var.smem, var.buf, n, var.shared_tiles)); }, &wall);
       const double cta_steps = static_cast<double>(grid) * n;
       const double above = (j - idle_w * wall) / cta_steps * 1e6;
       std::printf("%-28s %9d %8.1f %12.3f %15.3f %16.2f\n", var.name, n, j / wall, j / cta_steps * 1e6, above,
