@@ -6,7 +6,7 @@
 // (docs/bwd-sm90.md, the cluster-pair section): solo 1.17 us per step (3.7 TB/s), pair 1.47
 // (slower): the reduce traffic is not the bound.
 //   nvcc -gencode arch=compute_90a,code=sm_90a -std=c++20 -O3 -Itools -o /tmp/dq_reduce_bw bench/probes/dq_reduce_bw.cu
-//   /tmp/dq_reduce_bw [STEPS (2000)] [ENERGY_SECONDS (2; 0: off)]
+//   /tmp/dq_reduce_bw [STEPS (2000)] [ENERGY_SECONDS (2; 0: off)] [PACE_NS (2500; 0: no paced table)]
 // Energy (thirty-ninth session, docs/perf.md v40 item 6: skipping the backward's dQ reduce made it 6.4-7.4%
 // faster at the H100's power cap, so the question for the pair design became energy, not time): each
 // variant once more as one launch of about ENERGY_SECONDS, NVML's energy counter (tools/nvml_probe.h)
@@ -15,6 +15,10 @@
 // per CTA-step). Pairs pay off at the power cap only if their step costs less energy than solo's. Also
 // the load side of a step (`load solo` / `load pair, multicast`, load_kernel below: 32 KiB of Q + dO per
 // CTA-step from L2, or 16 KiB with the pair's multicast).
+// Ran in the fortieth session (H100, docs/perf.md v41): unpaced, the pair's step costs more above idle than
+// solo's (reduce 1.575 against 1.283 uJ, loads 0.538 against 0.287), but it is also slower per step, and
+// energy above idle is mostly active power times time. So a third table runs every variant at one step
+// per PACE_NS (the same wall time for all) and subtracts a paced empty loop: the steps' own energy.
 // Every variant runs one CTA per SM (132 on the H200), 128 threads, for `iters` steps; a step is
 // what the backward's writer does per staged dQ tile:
 //   solo   each CTA: one 32 KiB bulk reduce-add of its staged partial, at most 2 in flight with
@@ -61,14 +65,33 @@ __device__ __forceinline__ float* dst_tile(float* dst, int shared_tiles, int cta
   return dst + static_cast<size_t>(tile) * kTileFloats;
 }
 
+// Paced runs (PACE_NS > 0): step `it` starts no earlier than t0 + it * pace_ns of %globaltimer (due times
+// are cumulative, so the timer's granularity only jitters a step, never the mean period). Every variant
+// then takes the same wall time per step (if it can keep up), so the energy above the paced empty loop
+// (`pace only`) is the steps' own energy, not the GPU's active power times a longer or shorter run.
+__device__ __forceinline__ void pace(uint64_t t0, int it, int pace_ns) {
+  if (pace_ns <= 0) return;
+  const uint64_t due = t0 + static_cast<uint64_t>(it) * static_cast<uint64_t>(pace_ns);
+  while (cuda::ptx::get_sreg_globaltimer() < due) __nanosleep(64);
+}
+
+// The pacing alone: the baseline of the paced table.
+__global__ void __launch_bounds__(kThreads, 1) pace_kernel(int iters, int pace_ns) {
+  if (threadIdx.x != 0) return;
+  const uint64_t t0 = cuda::ptx::get_sreg_globaltimer();
+  for (int it = 0; it < iters; ++it) pace(t0, it, pace_ns);
+}
+
 // Two staged buffers, like the kernel's; step `it` reduces buffer it % 2, at most two in flight.
-__global__ void __launch_bounds__(kThreads, 1) solo_kernel(float* dst, int iters, int shared_tiles) {
+__global__ void __launch_bounds__(kThreads, 1) solo_kernel(float* dst, int iters, int shared_tiles, int pace_ns) {
   extern __shared__ __align__(128) float smem[];
   for (int i = threadIdx.x; i < 2 * kTileFloats; i += kThreads) smem[i] = 0.25f * static_cast<float>(i % 7 - 3);
   cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   __syncthreads();
   if (threadIdx.x != 0) return;
+  const uint64_t t0 = cuda::ptx::get_sreg_globaltimer();
   for (int it = 0; it < iters; ++it) {
+    pace(t0, it, pace_ns);
     cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add,
                                     dst_tile(dst, shared_tiles, blockIdx.x, it), smem + (it & 1) * kTileFloats,
                                     static_cast<uint32_t>(kTileBytes));
@@ -81,7 +104,7 @@ __global__ void __launch_bounds__(kThreads, 1) solo_kernel(float* dst, int iters
 // smem: P[2] (32 KiB each, the staged partials) then R[2] (16 KiB each, the halves received).
 // CTA rank r owns rows [32 r, 32 r + 32) of the tile (floats [r * kHalfFloats, +kHalfFloats)).
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
-    pair_kernel(float* dst, int iters, int shared_tiles) {
+    pair_kernel(float* dst, int iters, int shared_tiles, int pace_ns) {
   extern __shared__ __align__(128) float smem[];
   cg::cluster_group cluster = cg::this_cluster();
   const int r = static_cast<int>(cluster.block_rank());
@@ -91,7 +114,9 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
   for (int i = threadIdx.x; i < 2 * kTileFloats; i += kThreads) P[i] = 0.25f * static_cast<float>(i % 7 - 3);
   cluster.sync();  // the peer is running before its smem is written
   const int pair = blockIdx.x / 2;
+  const uint64_t t0 = cuda::ptx::get_sreg_globaltimer();
   for (int it = 0; it < iters; ++it) {
+    pace(t0, it, pace_ns);
     float* p = P + (it & 1) * kTileFloats;
     const float4* give = reinterpret_cast<const float4*>(p + (r ^ 1) * kHalfFloats);
     float4* to = reinterpret_cast<float4*>(peer_R + (it & 1) * kHalfFloats);
@@ -128,7 +153,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(kThreads, 1)
 constexpr int kLoadBytes = 32768;
 constexpr int kSrcTiles = 16;
 template <bool kPair>
-__global__ void __launch_bounds__(kThreads, 1) load_kernel(const uint8_t* src, int iters) {
+__global__ void __launch_bounds__(kThreads, 1) load_kernel(const uint8_t* src, int iters, int pace_ns) {
   extern __shared__ __align__(128) uint8_t stage[];
   __shared__ __align__(8) uint64_t bar[2];
   const int r = kPair ? static_cast<int>(cg::this_cluster().block_rank()) : 0;
@@ -139,9 +164,11 @@ __global__ void __launch_bounds__(kThreads, 1) load_kernel(const uint8_t* src, i
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   if constexpr (kPair) cg::this_cluster().sync(); else __syncthreads();
+  const uint64_t t0 = cuda::ptx::get_sreg_globaltimer();
   for (int it = 0; it < iters; ++it) {
     const int st = it & 1;
     if (threadIdx.x == 0) {
+      pace(t0, it, pace_ns);
       cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                            &bar[st], static_cast<uint32_t>(kLoadBytes));
       const uint8_t* tile = src + static_cast<size_t>((unit + it) % kSrcTiles) * kLoadBytes;
@@ -167,22 +194,26 @@ __global__ void __launch_bounds__(kThreads, 1) load_kernel(const uint8_t* src, i
 struct Variant {
   const char* name;
   double l2_bytes;
-  cudaError_t (*launch)(int grid, size_t smem, void* buf, int steps, int shared_tiles);
+  cudaError_t (*launch)(int grid, size_t smem, void* buf, int steps, int shared_tiles, int pace_ns);
   size_t smem;
   int shared_tiles;
   void* buf;
 };
 
-cudaError_t launch_solo(int grid, size_t smem, void* buf, int steps, int shared_tiles) {
-  solo_kernel<<<grid, kThreads, smem>>>(static_cast<float*>(buf), steps, shared_tiles);
+cudaError_t launch_pace(int grid, size_t, void*, int steps, int, int pace_ns) {
+  pace_kernel<<<grid, kThreads>>>(steps, pace_ns);
   return cudaGetLastError();
 }
-cudaError_t launch_pair(int grid, size_t smem, void* buf, int steps, int shared_tiles) {
-  pair_kernel<<<grid, kThreads, smem>>>(static_cast<float*>(buf), steps, shared_tiles);
+cudaError_t launch_solo(int grid, size_t smem, void* buf, int steps, int shared_tiles, int pace_ns) {
+  solo_kernel<<<grid, kThreads, smem>>>(static_cast<float*>(buf), steps, shared_tiles, pace_ns);
+  return cudaGetLastError();
+}
+cudaError_t launch_pair(int grid, size_t smem, void* buf, int steps, int shared_tiles, int pace_ns) {
+  pair_kernel<<<grid, kThreads, smem>>>(static_cast<float*>(buf), steps, shared_tiles, pace_ns);
   return cudaGetLastError();
 }
 template <bool kPair>
-cudaError_t launch_load(int grid, size_t smem, void* buf, int steps, int) {
+cudaError_t launch_load(int grid, size_t smem, void* buf, int steps, int, int pace_ns) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(grid);
   cfg.blockDim = dim3(kThreads);
@@ -194,14 +225,15 @@ cudaError_t launch_load(int grid, size_t smem, void* buf, int steps, int) {
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = kPair ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, load_kernel<kPair>, static_cast<const uint8_t*>(buf), steps);
+  return cudaLaunchKernelEx(&cfg, load_kernel<kPair>, static_cast<const uint8_t*>(buf), steps, pace_ns);
 }
 
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? std::atoi(argv[1]) : 2000;
   const double energy_s = argc > 2 ? std::atof(argv[2]) : 2.0;
-  if (iters < 1 || energy_s < 0 || energy_s > 60) {
-    std::fprintf(stderr, "usage: dq_reduce_bw [STEPS >= 1] [ENERGY_SECONDS in 0..60]\n");
+  const int pace_ns = argc > 3 ? std::atoi(argv[3]) : 2500;
+  if (iters < 1 || energy_s < 0 || energy_s > 60 || pace_ns < 0 || pace_ns > 1000000) {
+    std::fprintf(stderr, "usage: dq_reduce_bw [STEPS >= 1] [ENERGY_SECONDS in 0..60] [PACE_NS in 0..1e6 (0: no paced table)]\n");
     return 2;
   }
   int dev = 0, sms = 0;
@@ -241,7 +273,7 @@ int main(int argc, char** argv) {
     float best = 1e30f;
     for (int rep = 0; rep < 3; ++rep) {
       CHECK(cudaEventRecord(e0));
-      CHECK(var.launch(grid, var.smem, var.buf, iters, var.shared_tiles));
+      CHECK(var.launch(grid, var.smem, var.buf, iters, var.shared_tiles, 0));
       CHECK(cudaEventRecord(e1));
       CHECK(cudaEventSynchronize(e1));
       float ms = 0.f;
@@ -275,11 +307,32 @@ int main(int argc, char** argv) {
       const Variant& var = variants[v];
       const int n = static_cast<int>(energy_s * 1e6 / us_per_step[v]);
       double wall = 0;
-      const double j = window([&] { CHECK(var.launch(grid, var.smem, var.buf, n, var.shared_tiles)); }, &wall);
+      const double j = window([&] { CHECK(var.launch(grid, var.smem, var.buf, n, var.shared_tiles, 0)); }, &wall);
       const double cta_steps = static_cast<double>(grid) * n;
       const double above = (j - idle_w * wall) / cta_steps * 1e6;
       std::printf("%-28s %9d %8.1f %12.3f %15.3f %16.2f\n", var.name, n, j / wall, j / cta_steps * 1e6, above,
                   above * 1e6 / var.l2_bytes);
+    }
+    if (pace_ns > 0) {
+      // Every variant at one step per pace_ns (the backward's step at hdim 128 is 2.1-2.6 us), so all take
+      // the same time: the energy above the paced empty loop is what the steps themselves cost.
+      const int n = static_cast<int>(energy_s * 1e9 / pace_ns);
+      const double cta_steps = static_cast<double>(grid) * n;
+      double base_wall = 0;
+      const double base_j = window([&] { CHECK(launch_pace(grid, 0, nullptr, n, 0, pace_ns)); }, &base_wall);
+      std::printf("paced: one step per %d ns, %d steps; pace only: %.3f us/step, %.1f W (%.3f uJ/CTA-step above idle)\n",
+                  pace_ns, n, base_wall * 1e6 / n, base_j / base_wall, (base_j - idle_w * base_wall) / cta_steps * 1e6);
+      std::printf("%-28s %10s %8s %17s %16s\n", "variant", "us/step", "W", "above pace-only uJ", "pJ per L2 byte");
+      for (int v = 0; v < kVariants; ++v) {
+        const Variant& var = variants[v];
+        double wall = 0;
+        const double j = window([&] { CHECK(var.launch(grid, var.smem, var.buf, n, var.shared_tiles, pace_ns)); }, &wall);
+        // above the pacing loop's energy, scaled to this run's wall time (a variant that cannot keep the
+        // pace runs longer: its us/step shows it, and the comparison then mixes in the active power)
+        const double above = (j - base_j / base_wall * wall) / cta_steps * 1e6;
+        std::printf("%-28s %10.3f %8.1f %17.3f %16.2f\n", var.name, wall * 1e6 / n, j / wall, above,
+                    above * 1e6 / var.l2_bytes);
+      }
     }
   }
   CHECK(cudaFree(src));
