@@ -6,6 +6,8 @@
 #           wall time; docs/perf.md v41 item 1: unpaced, the pair's step was slower, which mixes the active
 #           power into its energy), while the package's pip install runs on the CPUs; then the head_dim 128
 #           half of the peers sweep (no Python suite: it ran in gpu-next106.sh PART=2 the same day).
+#           PROBE=0 skips the probe; PEERS_EXTRA replaces the peers arguments (later ones win, e.g.
+#           "--hdims 128 --seqlens 4096,8192,16384 --rounds 5"); DASH_COMMIT names the commit in peers.json.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -15,8 +17,12 @@ cat "$O/machine.txt"
 case "${PART:-1}" in
 1)
   head_pip_bg || exit 1
-  timeout -k 5 150 bins/new/dq_reduce_bw 2000 2 "${PACE_NS:-2500}" > "$O/probe.log" 2>&1 || echo "probe rc $?"
-  cat "$O/probe.log"; echo "probe $(el)"
+  if [ "${PROBE:-1}" = 1 ]; then
+    timeout -k 5 150 bins/new/dq_reduce_bw 2000 2 "${PACE_NS:-2500}" > "$O/probe.log" 2>&1 || echo "probe rc $?"
+    cat "$O/probe.log"; echo "probe $(el)"
+  else
+    echo "probe not run (PROBE=0)" > "$O/probe.log"
+  fi
   pip_wait; echo "pip done $(el)"
   run_pytest() { echo "pytest not run here (it ran in gpu-next106.sh PART=2 the same day)"; }
   PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 128"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-260} PEERS_BUDGET=${PEERS_BUDGET:-220} \

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cuda/ptx>
 
 #ifdef DASH_DEBUG_WAITS
 #ifndef DASH_DEBUG_WAIT_NS
@@ -15,11 +16,7 @@
 
 namespace dash::ptx {
 
-__device__ __forceinline__ uint64_t globaltimer_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-  return t;
-}
+__device__ __forceinline__ uint64_t globaltimer_ns() { return cuda::ptx::get_sreg_globaltimer(); }
 
 // One wait's watch: expired() after DASH_DEBUG_WAIT_NS since its first check.
 struct WaitWatch {

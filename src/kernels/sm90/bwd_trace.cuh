@@ -12,16 +12,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cuda/ptx>
 
 #ifdef DASH_BWD_TRACE
 namespace dash::kernels::bwd_trace {
 constexpr int kCtas = 264, kSides = 256, kEvents = 6;
 __device__ unsigned long long g_buf[kCtas * kSides * kEvents];
-__device__ __forceinline__ unsigned long long now() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-  return t;
-}
+__device__ __forceinline__ unsigned long long now() { return cuda::ptx::get_sreg_globaltimer(); }
 __device__ __forceinline__ void put(int side_use, int e, unsigned long long v) {
   if (blockIdx.x < kCtas && side_use < kSides) g_buf[(blockIdx.x * kSides + side_use) * kEvents + e] = v;
 }
@@ -35,11 +32,7 @@ constexpr int kChainRanks = 256, kChainEntries = 1 << 21, kChainEvents = 3;  // 
 __device__ unsigned long long g_chain[kChainEntries * kChainEvents];
 // (staged and acquired: the low 32 bits of %globaltimer, two registers fewer in the 24-register
 // writer; the reader rebuilds them from released, which is at most ms later.)
-__device__ __forceinline__ uint32_t now32() {
-  uint32_t t;
-  asm volatile("mov.u32 %0, %%globaltimer_lo;\n" : "=r"(t));
-  return t;
-}
+__device__ __forceinline__ uint32_t now32() { return cuda::ptx::get_sreg_globaltimer_lo(); }
 __device__ __forceinline__ void chain_put(int sem_index, int rank, uint32_t staged, uint32_t acquired,
                                           unsigned long long released) {
   const long long e = static_cast<long long>(sem_index) * kChainRanks + rank;
