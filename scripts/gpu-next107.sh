@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU machine (fortieth session). .snap as for gpu-next105.sh (bins.txz: bins/new = HEAD's dash-attn,
 # dash_gpu_tests, dq_reduce_bw; head.tgz = `git archive HEAD`, copied to the repo root first).
-#   PART=1: bench/probes/dq_reduce_bw.cu with its paced table (every variant at one step per PACE_NS,
+#   bench/probes/dq_reduce_bw.cu with its paced table (every variant at one step per PACE_NS,
 #           default 2500, against a paced empty loop: the pair's and solo's own energy per step at the same
 #           wall time; docs/perf.md v41 item 1: unpaced, the pair's step was slower, which mixes the active
 #           power into its energy), while the package's pip install runs on the CPUs; then the head_dim 128
@@ -11,12 +11,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
-gpu_setup gpu-next107
-{
-cat "$O/machine.txt"
-case "${PART:-1}" in
-1)
-  head_pip_bg || exit 1
+# The probe (unless PROBE=0) while pip builds the package, then the peers (no Python suite).
+probe_then_peers() {
+  cat "$O/machine.txt"
+  head_pip_bg || return 1
   if [ "${PROBE:-1}" = 1 ]; then
     timeout -k 5 150 bins/new/dq_reduce_bw 2000 2 "${PACE_NS:-2500}" > "$O/probe.log" 2>&1 || echo "probe rc $?"
     cat "$O/probe.log"; echo "probe $(el)"
@@ -27,9 +25,9 @@ case "${PART:-1}" in
   run_pytest() { echo "pytest not run here (it ran in gpu-next106.sh PART=2 the same day)"; }
   PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 128"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-260} PEERS_BUDGET=${PEERS_BUDGET:-220} \
     PYTEST_LAST=1 pytest_and_peers
-  ;;
-esac
-echo "total $(el)"
-} 2>&1 | tee "$O/run.log"
+  echo "total $(el)"
+}
+gpu_setup gpu-next107
+probe_then_peers 2>&1 | tee "$O/run.log"
 mkdir -p "$DEST"
-tar czf "$DEST/part${PART:-1}.tgz" -C "$O" . && cp "$O/run.log" "$O/probe.log" "$DEST/" && { [ -f "$O/peers.json" ] && cp "$O/peers.json" "$O/table.md" "$DEST/" || true; }
+tar czf "$DEST/part1.tgz" -C "$O" . && cp "$O/run.log" "$O/probe.log" "$DEST/" && { [ -f "$O/peers.json" ] && cp "$O/peers.json" "$O/table.md" "$DEST/" || true; }
