@@ -301,37 +301,40 @@ int main(int argc, char** argv) {
     const double idle_j = window([] { std::this_thread::sleep_for(std::chrono::seconds(1)); }, &idle_wall);
     const double idle_w = idle_j / idle_wall;
     std::printf("energy: idle %.1f W; each variant one launch of about %.1f s\n", idle_w, energy_s);
+    // One launch of n steps of a variant in a window: joules, seconds, and uJ per CTA-step above base_w watts.
+    struct Energy {
+      double j = 0, wall = 0, above_uj = 0;
+    };
+    auto measure = [&](const Variant& var, int n, int pace, double base_w) {
+      Energy e;
+      e.j = window([&] { CHECK(var.launch(grid, var.smem, var.buf, n, var.shared_tiles, pace)); }, &e.wall);
+      e.above_uj = (e.j - base_w * e.wall) / (static_cast<double>(grid) * n) * 1e6;
+      return e;
+    };
     std::printf("%-28s %9s %8s %12s %15s %16s\n", "variant", "steps", "W", "uJ/CTA-step", "above idle uJ",
                 "pJ per L2 byte");
     for (int v = 0; v < kVariants; ++v) {
       const Variant& var = variants[v];
       const int n = static_cast<int>(energy_s * 1e6 / us_per_step[v]);
-      double wall = 0;
-      const double j = window([&] { CHECK(var.launch(grid, var.smem, var.buf, n, var.shared_tiles, 0)); }, &wall);
-      const double cta_steps = static_cast<double>(grid) * n;
-      const double above = (j - idle_w * wall) / cta_steps * 1e6;
-      std::printf("%-28s %9d %8.1f %12.3f %15.3f %16.2f\n", var.name, n, j / wall, j / cta_steps * 1e6, above,
-                  above * 1e6 / var.l2_bytes);
+      const Energy e = measure(var, n, 0, idle_w);
+      std::printf("%-28s %9d %8.1f %12.3f %15.3f %16.2f\n", var.name, n, e.j / e.wall,
+                  e.j / (static_cast<double>(grid) * n) * 1e6, e.above_uj, e.above_uj * 1e6 / var.l2_bytes);
     }
     if (pace_ns > 0) {
       // Every variant at one step per pace_ns (the backward's step at hdim 128 is 2.1-2.6 us), so all take
       // the same time: the energy above the paced empty loop is what the steps themselves cost.
       const int n = static_cast<int>(energy_s * 1e9 / pace_ns);
-      const double cta_steps = static_cast<double>(grid) * n;
-      double base_wall = 0;
-      const double base_j = window([&] { CHECK(launch_pace(grid, 0, nullptr, n, 0, pace_ns)); }, &base_wall);
+      const Energy base = measure(Variant{"pace only", 0, launch_pace, 0, 0, nullptr}, n, pace_ns, idle_w);
+      const double base_w = base.j / base.wall;
       std::printf("paced: one step per %d ns, %d steps; pace only: %.3f us/step, %.1f W (%.3f uJ/CTA-step above idle)\n",
-                  pace_ns, n, base_wall * 1e6 / n, base_j / base_wall, (base_j - idle_w * base_wall) / cta_steps * 1e6);
+                  pace_ns, n, base.wall * 1e6 / n, base_w, base.above_uj);
       std::printf("%-28s %10s %8s %17s %16s\n", "variant", "us/step", "W", "above pace-only uJ", "pJ per L2 byte");
-      for (int v = 0; v < kVariants; ++v) {
-        const Variant& var = variants[v];
-        double wall = 0;
-        const double j = window([&] { CHECK(var.launch(grid, var.smem, var.buf, n, var.shared_tiles, pace_ns)); }, &wall);
-        // above the pacing loop's energy, scaled to this run's wall time (a variant that cannot keep the
-        // pace runs longer: its us/step shows it, and the comparison then mixes in the active power)
-        const double above = (j - base_j / base_wall * wall) / cta_steps * 1e6;
-        std::printf("%-28s %10.3f %8.1f %17.3f %16.2f\n", var.name, wall * 1e6 / n, j / wall, above,
-                    above * 1e6 / var.l2_bytes);
+      for (const Variant& var : variants) {
+        // above the pacing loop's power over this run's wall time (a variant that cannot keep the pace
+        // runs longer: its us/step shows it, and the comparison then mixes in the active power)
+        const Energy e = measure(var, n, pace_ns, base_w);
+        std::printf("%-28s %10.3f %8.1f %17.3f %16.2f\n", var.name, e.wall * 1e6 / n, e.j / e.wall, e.above_uj,
+                    e.above_uj * 1e6 / var.l2_bytes);
       }
     }
   }
