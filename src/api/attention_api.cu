@@ -533,6 +533,15 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // taken when the current one has one step left; DASH_BWD_TAKE_AHEAD=0: once it is done).
   p.debug_unordered = kernels::env_set_to_one("DASH_DEBUG_UNORDERED");
   p.debug_no_reduce = kernels::env_set_to_one("DASH_DEBUG_NO_REDUCE");
+  {
+    const char* vars[3] = {"DASH_BWD_L2_KV", "DASH_BWD_L2_QDO", "DASH_BWD_L2_DQ"};
+    int* hints[3] = {&p.l2_hint_kv, &p.l2_hint_qdo, &p.l2_hint_dq};
+    for (int k = 0; k < 3; ++k) {
+      *hints[k] = kernels::env_l2_hint(vars[k]);
+      if (*hints[k] < 0)
+        return make_status(StatusCode::kInvalidArgument, "%s must be none, first, last, normal or lasthalf", vars[k]);
+    }
+  }
   // The sm90 writers run an ordered chain (semaphores): a first contribution to store and a
   // completion count to wait for.
   const bool ordered_sm90 = use_sm90 && model.deterministic() && !p.debug_unordered;

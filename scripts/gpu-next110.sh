@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# GPU machine (forty-first session). .snap as for gpu-next105.sh (bins.txz: bins/new = HEAD's dash-attn,
+# dash_gpu_tests; head.tgz = `git archive HEAD`, copied to the repo root first).
+# The L2 eviction hints of the backward (DASH_BWD_L2_KV / _QDO / _DQ, src/ptx/cache_hint.cuh; docs/perf.md
+# v42): does the main kernel's DRAM traffic, and with it the energy per FLOP at the power cap, change?
+#   1. ncu (4 metrics: DRAM bytes read / written, L2 hit rate, duration) of the main kernel at hdim 128
+#      full 8k descending, full 16k auto and causal 16k descending, default against HINTS_A.
+#   2. `dash-attn bench --sustain 2` at hdim 128 full / causal 8k / 16k, auto and descending: the default
+#      and the hint configurations CFGS, interleaved ROUNDS times; scripts/sustain_ab.py tables, and the
+#      gradients' hashes of every configuration against the default's (a hint never changes a bit).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. scripts/gpu-common.sh
+# configuration name -> its environment
+cfg_env() {
+  case $1 in
+    def) echo "" ;;
+    a) echo "DASH_BWD_L2_KV=first DASH_BWD_L2_QDO=last DASH_BWD_L2_DQ=last" ;;
+    b) echo "DASH_BWD_L2_KV=first DASH_BWD_L2_QDO=lasthalf DASH_BWD_L2_DQ=lasthalf" ;;
+    c) echo "DASH_BWD_L2_DQ=last" ;;
+    d) echo "DASH_BWD_L2_KV=first" ;;
+    e) echo "DASH_BWD_L2_QDO=last DASH_BWD_L2_DQ=first" ;;
+  esac
+}
+hints_run() {
+  cat "$O/machine.txt"
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+  M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum
+  if [ "${NCU_RUN:-1}" = 1 ] && [ -n "$NCU" ]; then
+    for shape in "0 8192 descending" "0 16384 auto" "1 16384 descending"; do
+      set -- $shape
+      for cfg in def ${NCU_CFGS:-a}; do
+        env $(cfg_env $cfg) timeout -k 5 90 "$NCU" --clock-control none --metrics $M --kernel-name regex:'attn_bwd_(sm90_)?main' \
+          --launch-skip 1 --launch-count 1 --csv bins/new/dash-attn bench --hdim 128 --causal $1 --seqlen $2 \
+          --schedules $3 --reps 1 > "$O/ncu-$cfg-c$1-s$2-$3.csv" 2>&1 || echo "ncu $cfg $shape rc $?"
+        echo "== ncu $cfg causal=$1 seqlen=$2 $3: $(grep -E 'dram__bytes|lts__t_sector_hit|gpu__time' "$O/ncu-$cfg-c$1-s$2-$3.csv" \
+          | awk -F'","' '{gsub(/"/,"",$NF); printf "%s=%s %s  ", $(NF-2), $NF, $(NF-1)}')"
+      done
+    done
+    echo "ncu done $(el)"
+  fi
+  for r in $(seq 1 "${ROUNDS:-2}"); do
+    for cfg in def ${CFGS:-a b c}; do
+      env $(cfg_env $cfg) timeout -k 5 120 bins/new/dash-attn bench --hdim 128 --causal 0,1 --seqlen 8192,16384 \
+        --schedules auto,descending --reps 3 --sustain 2 --json "$O/sus-$cfg-r$r.json" > "$O/sus-$cfg-r$r.log" 2>&1 \
+        || echo "bench $cfg r$r rc $?"
+    done
+    echo "round $r $(el)"
+  done
+  echo "== means of the per-round ratios over def"
+  python3 scripts/sustain_ab.py $(for c in def ${CFGS:-a b c}; do
+    echo "$O/sus-$c-r1.json$(for r in $(seq 2 "${ROUNDS:-2}"); do echo -n ",$O/sus-$c-r$r.json"; done)"; done)
+  echo "== gradient hashes (every configuration, every round) against def r1"
+  python3 - "$O" <<'PY'
+import glob, json, os, sys
+o = sys.argv[1]
+key = lambda r: (r["hdim"], r["causal"], r["seqlen"], r["schedule"])
+base = {key(r): r["grad_hash"] for r in json.load(open(f"{o}/sus-def-r1.json"))}
+for f in sorted(glob.glob(f"{o}/sus-*.json")):
+    rows = json.load(open(f))
+    same = sum(base.get(key(r)) == r["grad_hash"] for r in rows)
+    print(os.path.basename(f), f"{same}/{len(rows)} rows with def r1's grad_hash")
+PY
+  echo "total $(el)"
+}
+gpu_setup gpu-next110
+hints_run 2>&1 | tee "$O/run.log"
+mkdir -p "$DEST"
+tar czf "$DEST/part1.tgz" -C "$O" . && cp "$O/run.log" "$DEST/"
