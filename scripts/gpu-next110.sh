@@ -8,6 +8,8 @@
 #   2. `dash-attn bench --sustain 2` at hdim 128 full / causal 8k / 16k, auto and descending: the default
 #      and the hint configurations CFGS, interleaved ROUNDS times; scripts/sustain_ab.py tables, and the
 #      gradients' hashes of every configuration against the default's (a hint never changes a bit).
+# Configurations: def, a-e (hints, cfg_env), hbN (DASH_HEAD_BLOCK=N). NCU_SHAPES: words
+# causal,seqlen,schedule (e.g. "0,8192,descending 1,16384,auto"); SCHEDS: bench --schedules.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -20,6 +22,7 @@ cfg_env() {
     c) echo "DASH_BWD_L2_DQ=last" ;;
     d) echo "DASH_BWD_L2_KV=first" ;;
     e) echo "DASH_BWD_L2_QDO=last DASH_BWD_L2_DQ=first" ;;
+    hb*) echo "DASH_HEAD_BLOCK=${1#hb}" ;;
   esac
 }
 hints_run() {
@@ -27,8 +30,8 @@ hints_run() {
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
   M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum
   if [ "${NCU_RUN:-1}" = 1 ] && [ -n "$NCU" ]; then
-    for shape in "0 8192 descending" "0 16384 auto" "1 16384 descending"; do
-      set -- $shape
+    for shape in ${NCU_SHAPES:-0,8192,descending 0,16384,auto 1,16384,descending}; do
+      set -- ${shape//,/ }
       for cfg in def ${NCU_CFGS:-a}; do
         env $(cfg_env $cfg) timeout -k 5 90 "$NCU" --clock-control none --metrics $M --kernel-name regex:'attn_bwd_(sm90_)?main' \
           --launch-skip 1 --launch-count 1 --csv bins/new/dash-attn bench --hdim 128 --causal $1 --seqlen $2 \
@@ -42,7 +45,7 @@ hints_run() {
   for r in $(seq 1 "${ROUNDS:-2}"); do
     for cfg in def ${CFGS:-a b c}; do
       env $(cfg_env $cfg) timeout -k 5 120 bins/new/dash-attn bench --hdim 128 --causal 0,1 --seqlen 8192,16384 \
-        --schedules auto,descending --reps 3 --sustain 2 --json "$O/sus-$cfg-r$r.json" > "$O/sus-$cfg-r$r.log" 2>&1 \
+        --schedules ${SCHEDS:-auto,descending} --reps 3 --sustain 2 --json "$O/sus-$cfg-r$r.json" > "$O/sus-$cfg-r$r.log" 2>&1 \
         || echo "bench $cfg r$r rc $?"
     done
     echo "round $r $(el)"
