@@ -8,7 +8,8 @@
 #   2. `dash-attn bench --sustain 2` at hdim 128 full / causal 8k / 16k, auto and descending: the default
 #      and the hint configurations CFGS, interleaved ROUNDS times; scripts/sustain_ab.py tables, and the
 #      gradients' hashes of every configuration against the default's (a hint never changes a bit).
-# Configurations: def, a-e (hints, cfg_env), hbN (DASH_HEAD_BLOCK=N). NCU_SHAPES: words
+# Configurations: def, a-e (hints, cfg_env), hbN (DASH_HEAD_BLOCK=N), hmN (DASH_BWD_L2_HEADS=N: 1 / N of
+# the heads evict_last, the rest evict_first; K / V evict_first). NCU_SHAPES: words
 # causal,seqlen,schedule (e.g. "0,8192,descending 1,16384,auto"); SCHEDS: bench --schedules.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -23,6 +24,7 @@ cfg_env() {
     d) echo "DASH_BWD_L2_KV=first" ;;
     e) echo "DASH_BWD_L2_QDO=last DASH_BWD_L2_DQ=first" ;;
     hb*) echo "DASH_HEAD_BLOCK=${1#hb}" ;;
+    hm*) echo "DASH_BWD_L2_HEADS=${1#hm} DASH_BWD_L2_KV=first" ;;
   esac
 }
 hints_run() {

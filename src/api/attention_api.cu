@@ -541,6 +541,13 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
       if (*hints[k] < 0)
         return make_status(StatusCode::kInvalidArgument, "%s must be none, first, last, normal or lasthalf", vars[k]);
     }
+    p.l2_head_mask = -1;
+    if (const char* e = kernels::env_get("DASH_BWD_L2_HEADS")) {
+      const int m = std::atoi(e);
+      if (m < 1 || (m & (m - 1)) != 0)
+        return make_status(StatusCode::kInvalidArgument, "DASH_BWD_L2_HEADS (%s) must be a power of 2", e);
+      p.l2_head_mask = m - 1;
+    }
   }
   // The sm90 writers run an ordered chain (semaphores): a first contribution to store and a
   // completion count to wait for.

@@ -436,6 +436,15 @@ __device__ __forceinline__ int nctaid_x() {
   return n;
 }
 
+// The L2 hint of query head hq's Q / dO loads and dQ reduce-adds: with p.l2_head_mask (DASH_BWD_L2_HEADS=M,
+// an experiment), evict_last for the heads with hq & (M - 1) == 0 and evict_first for the others (a fixed
+// subset of the heads stays in L2 when all of them do not fit); else `hint`.
+__device__ __forceinline__ int l2_hint_of_head(const BwdKernelParams& p, int hint, int hq) {
+  static_assert(ptx::kL2EvictLast == ptx::kL2EvictFirst + 1, "branch-free form below");
+  const int mask = p.l2_head_mask;
+  return mask < 0 ? hint : ptx::kL2EvictFirst + ((hq & mask) == 0);
+}
+
 // The dQ tile a staged partial (batch b, query head hq, Q tile i) is added to: its fp32
 // accumulator tile (its semaphore: dq_sem_index). One definition for both writers.
 template <int D, int BM>
@@ -448,8 +457,8 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 // ordered chain with p.dq_first_store (rank 0), stored (bulk copy: dq_accum was not zeroed). Then
 // the bulk group is committed.
 __device__ __forceinline__ void issue_dq_bulk(const BwdKernelParams& p, float* dst, const float* src, uint32_t bytes,
-                                              int rank) {
-  const int hint = p.l2_hint_dq;
+                                              int rank, int hq) {
+  const int hint = l2_hint_of_head(p, p.l2_hint_dq, hq);
   if (hint != ptx::kL2None) {
     const uint64_t pol = ptx::l2_policy_of(hint);
     if (p.dq_first_store && rank == 0)
@@ -529,7 +538,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
 #ifdef DASH_BWD_TRACE
     const uint32_t t_acquired = bwd_trace::now32();
 #endif
-    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank);  // (diagnostic switch)
+    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank, mhq);  // (diagnostic switch)
     if (early) {  // DRAFT (p.writer_early_release): the buffer back once the bulk copy has read it
       cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
       cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
@@ -611,7 +620,7 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
       ptx::wait_equal(sem, rank, task, mi, mj);
       cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
     }
-    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank);
+    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank, mhq);
     // Completion of the previous tile, not `.read` (dash-spec 4); this tile's group stays in flight.
     if (owed_sem >= 0) finish_owed(q - 1, !p.debug_no_reduce);
     owed_sem = sem_idx;
@@ -821,10 +830,10 @@ __device__ __forceinline__ void load_qdo(const CUtensorMap* tm_q, const CUtensor
 #pragma unroll
   for (int c = 0; c < L::kChunks; ++c) {
     sm90::tma_load_4d(smem + L::q_off(st) + c * sm90::subtile_bytes(BM), tm_q, 64 * c, i * BM, hq, b,
-                      full, kHint ? p.l2_hint_qdo : 0);
+                      full, kHint ? l2_hint_of_head(p, p.l2_hint_qdo, hq) : 0);
     if constexpr (!kDq2)
       sm90::tma_load_4d(smem + L::do_off(st) + c * sm90::subtile_bytes(BM), tm_do, 64 * c, i * BM, hq,
-                        b, full, kHint ? p.l2_hint_qdo : 0);
+                        b, full, kHint ? l2_hint_of_head(p, p.l2_hint_qdo, hq) : 0);
   }
   const int64_t vec = vec_of();
   const uint32_t vec_bytes = L::kVecBytes;  // (cp_async_bulk takes the size by reference)

@@ -81,6 +81,10 @@ struct BwdKernelParams {
   // loads, the Q / dO tile loads and the dQ bulk reduce-adds (and first stores). 0: no hint.
   // Only what L2 keeps changes, never a value: the same bits.
   int l2_hint_kv, l2_hint_qdo, l2_hint_dq;
+  // EXPERIMENT (DASH_BWD_L2_HEADS=M, a power of 2; l2_head_mask = M - 1, -1 off): the Q / dO loads and
+  // dQ reduce-adds of query heads with hq & (M - 1) == 0 evict_last, of the others evict_first (over
+  // l2_hint_qdo / l2_hint_dq).
+  int l2_head_mask;
   // The first contribution of each dQ tile (rank 0 of its ordered chain) is stored (a bulk copy),
   // not added, so that dq_accum needs no zeroing before the backward (DASH_BWD_DQ_FIRST_STORE,
   // default on; sm90 backward, ordered schedules only: attn_bwd sets it and then zeroes the
