@@ -827,13 +827,23 @@ __device__ __forceinline__ void load_qdo(const CUtensorMap* tm_q, const CUtensor
                                          uint8_t* smem, uint64_t* full, int st, int i, int hq, int b, VecOf vec_of) {
   using L = Sm90BwdSmem<D, BM, kDq2>;
   sm90::mbar_arrive_expect_tx(full, kDq2 ? L::kQTx : L::kStepTx);
+  // One test of the hint per step, then the tile loads of one form (a test per load spilled the
+  // 40-register loader).
+  auto tiles = [&](auto load) {
 #pragma unroll
-  for (int c = 0; c < L::kChunks; ++c) {
-    sm90::tma_load_4d(smem + L::q_off(st) + c * sm90::subtile_bytes(BM), tm_q, 64 * c, i * BM, hq, b,
-                      full, kHint ? l2_hint_of_head(p, p.l2_hint_qdo, hq) : 0);
-    if constexpr (!kDq2)
-      sm90::tma_load_4d(smem + L::do_off(st) + c * sm90::subtile_bytes(BM), tm_do, 64 * c, i * BM, hq,
-                        b, full, kHint ? l2_hint_of_head(p, p.l2_hint_qdo, hq) : 0);
+    for (int c = 0; c < L::kChunks; ++c) {
+      load(smem + L::q_off(st) + c * sm90::subtile_bytes(BM), tm_q, 64 * c);
+      if constexpr (!kDq2) load(smem + L::do_off(st) + c * sm90::subtile_bytes(BM), tm_do, 64 * c);
+    }
+  };
+  const int hint = kHint ? l2_hint_of_head(p, p.l2_hint_qdo, hq) : 0;
+  if (hint == ptx::kL2None) {
+    tiles([&](uint8_t* dst, const CUtensorMap* tm, int c0) { sm90::tma_load_4d(dst, tm, c0, i * BM, hq, b, full); });
+  } else {
+    const uint64_t pol = ptx::l2_policy_of(hint);
+    tiles([&](uint8_t* dst, const CUtensorMap* tm, int c0) {
+      ptx::tma_load_4d_hint(dst, tm, c0, i * BM, hq, b, full, pol);
+    });
   }
   const int64_t vec = vec_of();
   const uint32_t vec_bytes = L::kVecBytes;  // (cp_async_bulk takes the size by reference)
