@@ -9,7 +9,9 @@
 #      and the hint configurations CFGS, interleaved ROUNDS times; scripts/sustain_ab.py tables, and the
 #      gradients' hashes of every configuration against the default's (a hint never changes a bit).
 # Configurations: def, a-e (hints, cfg_env), hbN (DASH_HEAD_BLOCK=N), hmN (DASH_BWD_L2_HEADS=N: 1 / N of
-# the heads evict_last, the rest evict_first; K / V evict_first). NCU_SHAPES: words
+# the heads evict_last, the rest evict_first; K / V evict_first), spN (DASH_BWD_SERPENTINE=N: descending's
+# odd runs of N KV tiles ascend). With SERP_TESTS=1 (and bins/new/dash_gpu_tests) first the descending
+# accuracy tests and the dQ-bits test under DASH_BWD_SERPENTINE=2. NCU_SHAPES: words
 # causal,seqlen,schedule (e.g. "0,8192,descending 1,16384,auto"); SCHEDS: bench --schedules.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -25,10 +27,17 @@ cfg_env() {
     e) echo "DASH_BWD_L2_QDO=last DASH_BWD_L2_DQ=first" ;;
     hb*) echo "DASH_HEAD_BLOCK=${1#hb}" ;;
     hm*) echo "DASH_BWD_L2_HEADS=${1#hm} DASH_BWD_L2_KV=first" ;;
+    sp*) echo "DASH_BWD_SERPENTINE=${1#sp}" ;;
   esac
 }
 hints_run() {
   cat "$O/machine.txt"
+  if [ "${SERP_TESTS:-0}" = 1 ]; then
+    DASH_BWD_SERPENTINE=2 timeout -k 5 150 bins/new/dash_gpu_tests \
+      --gtest_filter='*Accuracy*descending*:DeterminismAcrossSchedules.*' > "$O/serp-tests.log" 2>&1
+    echo "serpentine tests rc $? $(el): $(grep -E '^\[  (PASSED|FAILED)' "$O/serp-tests.log" | tr '\n' ' ')"
+    grep -E '^\[  FAILED' "$O/serp-tests.log" | head -5
+  fi
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
   M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum
   if [ "${NCU_RUN:-1}" = 1 ] && [ -n "$NCU" ]; then

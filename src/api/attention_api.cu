@@ -491,6 +491,13 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     }
     if (b > 0) model = model.with_head_block(static_cast<int>(std::min<long>(b, 1L << 20)));
   }
+  // DASH_BWD_SERPENTINE=g (experiment, descending only; ScheduleModel::with_serpentine): the odd runs of g
+  // KV tiles visit their Q tiles ascending. The same dQ bits; dK / dV differ from descending's.
+  if (const char* sp = kernels::env_get("DASH_BWD_SERPENTINE")) {
+    const int g = std::atoi(sp);
+    if (g < 1) return make_status(StatusCode::kInvalidArgument, "DASH_BWD_SERPENTINE (%s) must be a positive integer", sp);
+    model = model.with_serpentine(g);
+  }
   // The last-wave split (sm90 only; DASH_BWD_SPLIT_LAST=0 off): planned for kLastWaveSms, not for
   // this device, so that the bits do not depend on it. The workspace layout reserved its partials.
   if (use_sm90 && kernels::bwd_split_last_enabled() && kernels::bwd_sm90_kernel_splits(block_m, s.head_dim, model.schedule)) {
