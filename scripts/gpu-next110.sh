@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# GPU machine (forty-first session). .snap as for gpu-next105.sh (bins.txz: bins/new = HEAD's dash-attn,
-# dash_gpu_tests; head.tgz = `git archive HEAD`, copied to the repo root first).
+# GPU machine (forty-first session). .snap as for gpu-next105.sh (bins.txz: bins/new = dash-attn and
+# dash_gpu_tests; head.tgz = `git archive HEAD`, copied to the repo root first). The hint (a-e, hmN) and
+# serpentine (spN) configurations need binaries built from beef5a2: their switches were measured, rejected
+# and removed after it (docs/perf.md v42); def and hbN run on any build.
 # The L2 eviction hints of the backward (DASH_BWD_L2_KV / _QDO / _DQ, src/ptx/cache_hint.cuh; docs/perf.md
 # v42): does the main kernel's DRAM traffic, and with it the energy per FLOP at the power cap, change?
 #   1. ncu (4 metrics: DRAM bytes read / written, L2 hit rate, duration) of the main kernel at hdim 128

@@ -145,8 +145,6 @@ struct ScheduleModel {
   int rect_begin = 0;       // symmetric shift: first Q tile of the rectangle all long sides share
   int start_stride = 1;     // shift / symmetric shift: distance between consecutive start Q tiles
   int head_block = 1;       // task order: heads interleaved in blocks of this many (see task_head)
-  int serpentine = 0;       // descending only, EXPERIMENT: KV tiles in runs of this many, odd runs visit
-                            // their Q tiles ascending (with_serpentine; 0: off)
   int split_tasks = 0;      // last-wave split: the last split_tasks tasks of the numbering ...
   int split_pieces = 1;     // ... are cut into this many pieces each (see with_last_wave_split)
 
@@ -261,17 +259,6 @@ struct ScheduleModel {
     r.head_block = group_width > 1 || b < 1 ? 1 : (b > H ? H : b);
     return r;
   }
-  // EXPERIMENT (DASH_BWD_SERPENTINE=g; docs/perf.md v42): descending with the KV tiles of a head in
-  // runs of g, the odd runs visiting their Q tiles ascending, so that a run starts where the run
-  // before ended and finds those tiles' Q / dO / dQ lines still in L2. The dQ order stays KV tile
-  // ascending (rank j): the same dQ bits as descending; dK / dV of the odd runs sum in ascending's
-  // order. Other schedules, and g < 1, leave the model as it is.
-  DASH_HD ScheduleModel with_serpentine(int g) const {
-    ScheduleModel r = *this;
-    r.serpentine = schedule == Schedule::kDescending && g > 0 ? g : 0;
-    return r;
-  }
-  DASH_HD bool ascends(int j) const { return serpentine > 0 && (j / serpentine) % 2 == 1; }
   DASH_HD int group_of_slot(int slot) const { return slot / group_width; }
   // One past the last task of `task`'s co-resident group in the task numbering (head-major for
   // grouped schedules; task + 1 for group width 1). Once the dynamic counter has reached it,
@@ -412,7 +399,6 @@ struct ScheduleModel {
     const int a = p.q_tile_begin(j);
     switch (schedule) {
       case Schedule::kDescending:
-        return ascends(j) ? a + t : m - 1 - t;
       case Schedule::kAtomic:
         return m - 1 - t;
       case Schedule::kShift: {
@@ -439,7 +425,6 @@ struct ScheduleModel {
     const int a = p.q_tile_begin(j);
     switch (schedule) {
       case Schedule::kDescending:
-        return ascends(j) ? i - a : m - 1 - i;
       case Schedule::kAtomic:
         return m - 1 - i;
       case Schedule::kShift: {

@@ -491,13 +491,6 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     }
     if (b > 0) model = model.with_head_block(static_cast<int>(std::min<long>(b, 1L << 20)));
   }
-  // DASH_BWD_SERPENTINE=g (experiment, descending only; ScheduleModel::with_serpentine): the odd runs of g
-  // KV tiles visit their Q tiles ascending. The same dQ bits; dK / dV differ from descending's.
-  if (const char* sp = kernels::env_get("DASH_BWD_SERPENTINE")) {
-    const int g = std::atoi(sp);
-    if (g < 1) return make_status(StatusCode::kInvalidArgument, "DASH_BWD_SERPENTINE (%s) must be a positive integer", sp);
-    model = model.with_serpentine(g);
-  }
   // The last-wave split (sm90 only; DASH_BWD_SPLIT_LAST=0 off): planned for kLastWaveSms, not for
   // this device, so that the bits do not depend on it. The workspace layout reserved its partials.
   if (use_sm90 && kernels::bwd_split_last_enabled() && kernels::bwd_sm90_kernel_splits(block_m, s.head_dim, model.schedule)) {
@@ -540,22 +533,6 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // taken when the current one has one step left; DASH_BWD_TAKE_AHEAD=0: once it is done).
   p.debug_unordered = kernels::env_set_to_one("DASH_DEBUG_UNORDERED");
   p.debug_no_reduce = kernels::env_set_to_one("DASH_DEBUG_NO_REDUCE");
-  {
-    const char* vars[3] = {"DASH_BWD_L2_KV", "DASH_BWD_L2_QDO", "DASH_BWD_L2_DQ"};
-    int* hints[3] = {&p.l2_hint_kv, &p.l2_hint_qdo, &p.l2_hint_dq};
-    for (int k = 0; k < 3; ++k) {
-      *hints[k] = kernels::env_l2_hint(vars[k]);
-      if (*hints[k] < 0)
-        return make_status(StatusCode::kInvalidArgument, "%s must be none, first, last, normal or lasthalf", vars[k]);
-    }
-    p.l2_head_mask = -1;
-    if (const char* e = kernels::env_get("DASH_BWD_L2_HEADS")) {
-      const int m = std::atoi(e);
-      if (m < 1 || (m & (m - 1)) != 0)
-        return make_status(StatusCode::kInvalidArgument, "DASH_BWD_L2_HEADS (%s) must be a power of 2", e);
-      p.l2_head_mask = m - 1;
-    }
-  }
   // The sm90 writers run an ordered chain (semaphores): a first contribution to store and a
   // completion count to wait for.
   const bool ordered_sm90 = use_sm90 && model.deterministic() && !p.debug_unordered;

@@ -68,7 +68,6 @@
 #include "kernels/sm90/tma_pipeline.cuh"
 #include "kernels/tile_io.cuh"
 #include "ptx/barrier.cuh"
-#include "ptx/cache_hint.cuh"
 #include "ptx/math.cuh"
 #include "ptx/semaphore.cuh"
 #include "ptx/stmatrix.cuh"
@@ -436,15 +435,6 @@ __device__ __forceinline__ int nctaid_x() {
   return n;
 }
 
-// The L2 hint of query head hq's Q / dO loads and dQ reduce-adds: with p.l2_head_mask (DASH_BWD_L2_HEADS=M,
-// an experiment), evict_last for the heads with hq & (M - 1) == 0 and evict_first for the others (a fixed
-// subset of the heads stays in L2 when all of them do not fit); else `hint`.
-__device__ __forceinline__ int l2_hint_of_head(const BwdKernelParams& p, int hint, int hq) {
-  static_assert(ptx::kL2EvictLast == ptx::kL2EvictFirst + 1, "branch-free form below");
-  const int mask = p.l2_head_mask;
-  return mask < 0 ? hint : ptx::kL2EvictFirst + ((hq & mask) == 0);
-}
-
 // The dQ tile a staged partial (batch b, query head hq, Q tile i) is added to: its fp32
 // accumulator tile (its semaphore: dq_sem_index). One definition for both writers.
 template <int D, int BM>
@@ -457,20 +447,12 @@ __device__ __forceinline__ float* dq_accum_tile(const BwdKernelParams& p, const 
 // ordered chain with p.dq_first_store (rank 0), stored (bulk copy: dq_accum was not zeroed). Then
 // the bulk group is committed.
 __device__ __forceinline__ void issue_dq_bulk(const BwdKernelParams& p, float* dst, const float* src, uint32_t bytes,
-                                              int rank, int hq) {
-  const int hint = l2_hint_of_head(p, p.l2_hint_dq, hq);
-  if (hint != ptx::kL2None) {
-    const uint64_t pol = ptx::l2_policy_of(hint);
-    if (p.dq_first_store && rank == 0)
-      ptx::bulk_store_hint(dst, src, bytes, pol);
-    else
-      ptx::bulk_reduce_add_f32_hint(dst, src, bytes, pol);
-  } else if (p.dq_first_store && rank == 0) {
+                                              int rank) {
+  if (p.dq_first_store && rank == 0)
     cuda::ptx::cp_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, dst, src, bytes);
-  } else {
+  else
     cuda::ptx::cp_reduce_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared, cuda::ptx::op_add, dst, src,
                                     bytes);
-  }
   cuda::ptx::cp_async_bulk_commit_group();
 }
 // Handles the staged tiles q = first, first + stride, ... (stride 1: every tile, buffer q % 2;
@@ -538,7 +520,7 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
 #ifdef DASH_BWD_TRACE
     const uint32_t t_acquired = bwd_trace::now32();
 #endif
-    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank, mhq);  // (diagnostic switch)
+    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank);  // (diagnostic switch)
     if (early) {  // DRAFT (p.writer_early_release): the buffer back once the bulk copy has read it
       cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{});
       cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
@@ -620,7 +602,7 @@ __device__ __forceinline__ void dq_writer_overlap(const BwdKernelParams& p, uint
       ptx::wait_equal(sem, rank, task, mi, mj);
       cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
     }
-    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank, mhq);
+    if (!p.debug_no_reduce) issue_dq_bulk(p, dst, sDq + buf * L::kDqFloats, L::kDqBytes, rank);
     // Completion of the previous tile, not `.read` (dash-spec 4); this tile's group stays in flight.
     if (owed_sem >= 0) finish_owed(q - 1, !p.debug_no_reduce);
     owed_sem = sem_idx;
@@ -806,44 +788,30 @@ __device__ __forceinline__ TaskRef read_published_task(Sm90BwdBars& bars, const 
 // the tile loads are issued: computed earlier it stayed live across them and the 40-register loader
 // spilled) on `full` into stage st. Shared by producer() and producer_lean(); the caller has waited
 // for the buffers to be free.
-// kHint: the loads take the L2 hints of p (BwdKernelParams::l2_hint_*); producer_lean's 24 registers
-// do not hold the hinted form (a 4-byte spill), so its loads stay plain.
-template <int D, int BM, bool kDq2 = false, bool kHint = true>
-__device__ __forceinline__ void load_kv(const CUtensorMap* tm_k, const CUtensorMap* tm_v, const BwdKernelParams& p,
-                                        uint8_t* smem, Sm90BwdBars& bars, int j, int hk, int b) {
+template <int D, int BM, bool kDq2 = false>
+__device__ __forceinline__ void load_kv(const CUtensorMap* tm_k, const CUtensorMap* tm_v, uint8_t* smem,
+                                        Sm90BwdBars& bars, int j, int hk, int b) {
   using L = Sm90BwdSmem<D, BM, kDq2>;
   sm90::mbar_arrive_expect_tx(&bars.kv_full, 2 * L::kKVBytes);
 #pragma unroll
   for (int c = 0; c < L::kChunks; ++c) {
-    sm90::tma_load_4d(smem + L::kKOff + c * sm90::subtile_bytes(kBN), tm_k, 64 * c, j * kBN, hk, b, &bars.kv_full,
-                      kHint ? p.l2_hint_kv : 0);
-    sm90::tma_load_4d(smem + L::kVOff + c * sm90::subtile_bytes(kBN), tm_v, 64 * c, j * kBN, hk, b, &bars.kv_full,
-                      kHint ? p.l2_hint_kv : 0);
+    sm90::tma_load_4d(smem + L::kKOff + c * sm90::subtile_bytes(kBN), tm_k, 64 * c, j * kBN, hk, b, &bars.kv_full);
+    sm90::tma_load_4d(smem + L::kVOff + c * sm90::subtile_bytes(kBN), tm_v, 64 * c, j * kBN, hk, b, &bars.kv_full);
   }
 }
 // kDq2: Q, LSE and D only on `full`; dO (one stage) by load_do on do_full.
-template <int D, int BM, bool kDq2 = false, bool kHint = true, typename VecOf>
+template <int D, int BM, bool kDq2 = false, typename VecOf>
 __device__ __forceinline__ void load_qdo(const CUtensorMap* tm_q, const CUtensorMap* tm_do, const BwdKernelParams& p,
                                          uint8_t* smem, uint64_t* full, int st, int i, int hq, int b, VecOf vec_of) {
   using L = Sm90BwdSmem<D, BM, kDq2>;
   sm90::mbar_arrive_expect_tx(full, kDq2 ? L::kQTx : L::kStepTx);
-  // One test of the hint per step, then the tile loads of one form (a test per load spilled the
-  // 40-register loader).
-  auto tiles = [&](auto load) {
 #pragma unroll
-    for (int c = 0; c < L::kChunks; ++c) {
-      load(smem + L::q_off(st) + c * sm90::subtile_bytes(BM), tm_q, 64 * c);
-      if constexpr (!kDq2) load(smem + L::do_off(st) + c * sm90::subtile_bytes(BM), tm_do, 64 * c);
-    }
-  };
-  const int hint = kHint ? l2_hint_of_head(p, p.l2_hint_qdo, hq) : 0;
-  if (hint == ptx::kL2None) {
-    tiles([&](uint8_t* dst, const CUtensorMap* tm, int c0) { sm90::tma_load_4d(dst, tm, c0, i * BM, hq, b, full); });
-  } else {
-    const uint64_t pol = ptx::l2_policy_of(hint);
-    tiles([&](uint8_t* dst, const CUtensorMap* tm, int c0) {
-      ptx::tma_load_4d_hint(dst, tm, c0, i * BM, hq, b, full, pol);
-    });
+  for (int c = 0; c < L::kChunks; ++c) {
+    sm90::tma_load_4d(smem + L::q_off(st) + c * sm90::subtile_bytes(BM), tm_q, 64 * c, i * BM, hq, b,
+                      full);
+    if constexpr (!kDq2)
+      sm90::tma_load_4d(smem + L::do_off(st) + c * sm90::subtile_bytes(BM), tm_do, 64 * c, i * BM, hq,
+                        b, full);
   }
   const int64_t vec = vec_of();
   const uint32_t vec_bytes = L::kVecBytes;  // (cp_async_bulk takes the size by reference)
@@ -891,7 +859,7 @@ __device__ __forceinline__ void producer(const CUtensorMap* tm_q, const CUtensor
     for (int side = 0; side < M.num_sides(slot); ++side, ++side_use) {
       const int j = M.kv_tile(slot, side);
       sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
-      load_kv<D, BM>(tm_k, tm_v, p, smem, bars, j, hk, b);
+      load_kv<D, BM>(tm_k, tm_v, smem, bars, j, hk, b);
       // Program order (schedule.h): for step, for query head of the group. A piece of a split
       // task: its steps [t0, t1) of side 0 (its only side).
       const int nsteps = min(range[1], M.num_steps(slot, side));
@@ -963,7 +931,7 @@ __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUt
         const int j = M.kv_tile(s->slot, s->side);
         s->nsteps = min(s->t1, M.num_steps(s->slot, s->side));
         sm90::mbar_wait(&bars.kv_empty, (side_use & 1) ^ 1);
-        load_kv<D, BM, kDq2, false>(tm_k, tm_v, p, smem, bars, j, s->hk, s->b);
+        load_kv<D, BM, kDq2>(tm_k, tm_v, smem, bars, j, s->hk, s->b);
         s->t = s->t0;
       }
       // Program order (schedule.h): for step, for query head of the group.
@@ -986,7 +954,7 @@ __device__ __forceinline__ void producer_lean(const CUtensorMap* tm_q, const CUt
           const int hq = s->hk * G + g, i = s->i, b = s->b;
           const int st = step_use & 1;
           sm90::mbar_wait(&bars.qdo_empty[st], ((step_use >> 1) & 1) ^ 1);
-          load_qdo<D, BM, kDq2, false>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b, [&] {
+          load_qdo<D, BM, kDq2>(tm_q, tm_do, p, smem, &bars.qdo_full[st], st, i, hq, b, [&] {
             return ((int64_t)b * opaque_int(M.p.heads_q) + hq) * opaque_int(p.seqlen_q_pad) + (int64_t)i * BM;
           });
           // kDq2: the step's dO, its coordinates read back from the state (kept live across the Q
@@ -1150,7 +1118,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     s_reduced_storage = 0;
     if constexpr (kSplit) s_rank[0] = s_rank[1] = 0;
     s_take_ahead = takes_ahead(p, fixed_tiles<BM>(p.model)) ? p.take_ahead : -1;
-    ptx::l2_policy_table_init();
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
 #ifdef DASH_DEBUG_WAITS
     // Once per process: the shared addresses of the barriers, to decode the "mbarrier wait timed

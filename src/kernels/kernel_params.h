@@ -76,15 +76,6 @@ struct BwdKernelParams {
   // reduce-add itself (dQ is WRONG): with debug_unordered, separates the cost of the dQ
   // reduce traffic from that of the Q/dO loads of a visit order.
   int debug_no_reduce;
-  // EXPERIMENT (DASH_BWD_L2_KV / _QDO / _DQ = none | first | last | normal | lasthalf; sm90
-  // backward): the L2 eviction priority (ptx::L2Hint, src/ptx/cache_hint.cuh) of the K / V tile
-  // loads, the Q / dO tile loads and the dQ bulk reduce-adds (and first stores). 0: no hint.
-  // Only what L2 keeps changes, never a value: the same bits.
-  int l2_hint_kv, l2_hint_qdo, l2_hint_dq;
-  // EXPERIMENT (DASH_BWD_L2_HEADS=M, a power of 2; l2_head_mask = M - 1, -1 off): the Q / dO loads and
-  // dQ reduce-adds of query heads with hq & (M - 1) == 0 evict_last, of the others evict_first (over
-  // l2_hint_qdo / l2_hint_dq).
-  int l2_head_mask;
   // The first contribution of each dQ tile (rank 0 of its ordered chain) is stored (a bulk copy),
   // not added, so that dq_accum needs no zeroing before the backward (DASH_BWD_DQ_FIRST_STORE,
   // default on; sm90 backward, ordered schedules only: attn_bwd sets it and then zeroes the
@@ -268,16 +259,6 @@ inline bool env_set_to_one(const char* var) {
 inline bool env_not_zero(const char* var) {
   const char* e = env_get(var);
   return e == nullptr || std::strcmp(e, "0") != 0;
-}
-// An L2 eviction hint (BwdKernelParams::l2_hint_*, ptx::L2Hint's values): none / unset 0, first 1,
-// last 2, normal 3, lasthalf 4 (half the lines evict_last). Anything else: -1 (the caller reports it).
-inline int env_l2_hint(const char* var) {
-  const char* e = env_get(var);
-  if (e == nullptr || std::strcmp(e, "none") == 0 || std::strcmp(e, "0") == 0) return 0;
-  const char* names[] = {"first", "last", "normal", "lasthalf"};
-  for (int k = 0; k < 4; ++k)
-    if (std::strcmp(e, names[k]) == 0) return k + 1;
-  return -1;
 }
 
 // DASH_BWD_REPACK=1 (DRAFT; measured at 6ed5f35, no gain: docs/perf.md v5): the sm90 backward reads Q and dO from a

@@ -141,45 +141,6 @@ TEST(Checker, HeadBlocksKeepPredecessorsLowerAndAreDeadlockFree) {
   EXPECT_EQ(checked, 5 * 2 * 6 * 4);
 }
 
-// The serpentine experiment (ScheduleModel::with_serpentine): descending's runs of g KV tiles, the odd
-// ones ascending, keep descending's ranks (the same dQ order), visit every visible Q tile once per
-// side, and check (coverage, ranks, no deadlock on any grid) with and without head blocks; other
-// schedules ignore it.
-TEST(Checker, SerpentineKeepsDescendingRanksAndIsDeadlockFree) {
-  const std::vector<Shape> shapes = {{2, 6, 2, 320, 320, 64, 64}, {1, 5, 5, 1000, 1000, 64, 128},
-                                     {2, 2, 2, 100, 300, 64, 64}, {2, 4, 4, 2048, 2048, 64, 128}};
-  int checked = 0;
-  for (const Shape& s : shapes)
-    for (bool causal : {false, true})
-      for (int g : {1, 2, 3, 16})
-        for (int hb : {1, 4}) {
-          const ScheduleModel desc = ScheduleModel::make(problem(s, causal), Schedule::kDescending).with_head_block(hb);
-          const ScheduleModel sm = desc.with_serpentine(g);
-          const std::string what = "serpentine " + std::to_string(g) + " head_block " + std::to_string(hb) + " " +
-                                   label(s, causal);
-          ASSERT_EQ(sm.serpentine, g) << what;
-          int ascending_sides = 0;
-          for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
-            const int j = sm.kv_tile(slot, 0), a = sm.p.q_tile_begin(j);
-            ASSERT_EQ(sm.num_steps(slot, 0), desc.num_steps(slot, 0)) << what;
-            for (int t = 0; t < sm.num_steps(slot, 0); ++t) {
-              const int i = sm.visit(slot, 0, t);
-              EXPECT_EQ(i, (j / g) % 2 == 1 ? a + t : desc.visit(slot, 0, t)) << what << " KV " << j << " step " << t;
-              EXPECT_EQ(sm.step_of(j, i), t) << what;
-              EXPECT_EQ(sm.rank(i, j), desc.rank(i, j)) << what;
-            }
-            ascending_sides += sm.ascends(j);
-          }
-          if (sm.tasks_per_head > g) EXPECT_GT(ascending_sides, 0) << what;
-          const CheckResult r = check_schedule(sm, 40);
-          EXPECT_TRUE(r.ok) << what << ": " << r.error;
-          ++checked;
-        }
-  EXPECT_EQ(checked, 4 * 2 * 4 * 2);
-  for (Schedule other : {Schedule::kAscending, Schedule::kShift, Schedule::kSpt, Schedule::kAtomic})
-    EXPECT_EQ(ScheduleModel::make(problem(shapes[0], true), other).with_serpentine(4).serpentine, 0);
-}
-
 // The default task order (ScheduleModel::default_head_block) on the sm90 kernel's tiles: blocks of
 // kDefaultHeadBlock heads for ascending / descending / atomic with 64-row tiles and for ascending /
 // descending with 80-row tiles (atomic there head-major, measured: docs/perf.md v17 item 10); head-major

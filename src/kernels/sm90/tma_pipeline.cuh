@@ -3,7 +3,6 @@
 // arrive.expect_tx, try_wait.parity). One elected thread initialises and arms; consumers wait.
 #pragma once
 
-#include "ptx/cache_hint.cuh"
 #include "ptx/debug_wait.cuh"
 
 #include <cstdint>
@@ -58,15 +57,6 @@ __device__ __forceinline__ void tma_load_4d(void* smem_dst, const CUtensorMap* m
   const int32_t coords[4] = {c0, c1, c2, c3};
   cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst,
                                   map, coords, bar);
-}
-// The same with the L2 eviction hint `hint` (ptx::L2Hint; kL2None: the plain load above), its policy
-// from the CTA's table (ptx::l2_policy_table_init).
-__device__ __forceinline__ void tma_load_4d(void* smem_dst, const CUtensorMap* map, int32_t c0, int32_t c1,
-                                            int32_t c2, int32_t c3, uint64_t* bar, int hint) {
-  if (hint == ptx::kL2None)
-    tma_load_4d(smem_dst, map, c0, c1, c2, c3, bar);
-  else
-    ptx::tma_load_4d_hint(smem_dst, map, c0, c1, c2, c3, bar, ptx::l2_policy_of(hint));
 }
 
 }  // namespace dash::sm90
