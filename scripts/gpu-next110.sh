@@ -1,20 +1,18 @@
 #!/usr/bin/env bash
 # GPU machine (forty-first session). .snap as for gpu-next105.sh (bins.txz: bins/new = dash-attn and
-# dash_gpu_tests; head.tgz = `git archive HEAD`, copied to the repo root first). The hint (a-e, hmN) and
-# serpentine (spN) configurations need binaries built from beef5a2: their switches were measured, rejected
-# and removed after it (docs/perf.md v42); def and hbN run on any build.
-# The L2 eviction hints of the backward (DASH_BWD_L2_KV / _QDO / _DQ, src/ptx/cache_hint.cuh; docs/perf.md
-# v42): does the main kernel's DRAM traffic, and with it the energy per FLOP at the power cap, change?
-#   1. ncu (4 metrics: DRAM bytes read / written, L2 hit rate, duration) of the main kernel at hdim 128
-#      full 8k descending, full 16k auto and causal 16k descending, default against HINTS_A.
-#   2. `dash-attn bench --sustain 2` at hdim 128 full / causal 8k / 16k, auto and descending: the default
-#      and the hint configurations CFGS, interleaved ROUNDS times; scripts/sustain_ab.py tables, and the
-#      gradients' hashes of every configuration against the default's (a hint never changes a bit).
-# Configurations: def, a-e (hints, cfg_env), hbN (DASH_HEAD_BLOCK=N), hmN (DASH_BWD_L2_HEADS=N: 1 / N of
-# the heads evict_last, the rest evict_first; K / V evict_first), spN (DASH_BWD_SERPENTINE=N: descending's
-# odd runs of N KV tiles ascend). With SERP_TESTS=1 (and bins/new/dash_gpu_tests) first the descending
-# accuracy tests and the dQ-bits test under DASH_BWD_SERPENTINE=2. NCU_SHAPES: words
-# causal,seqlen,schedule (e.g. "0,8192,descending 1,16384,auto"); SCHEDS: bench --schedules.
+# dash_gpu_tests; head.tgz = `git archive HEAD`, copied to the repo root first). The backward's DRAM traffic
+# and its speed at the power cap, per configuration (docs/perf.md v42):
+#   1. ncu (4 metrics: DRAM bytes read / written, L2 hit rate, duration) of the main kernel at hdim 128 for
+#      each NCU_SHAPES word causal,seqlen,schedule (default "0,8192,descending 0,16384,auto
+#      1,16384,descending"), def against each of NCU_CFGS (default a).
+#   2. `dash-attn bench --sustain 2` at hdim 128 full / causal 8k / 16k, schedules SCHEDS (auto,descending):
+#      def and CFGS (a b c), interleaved ROUNDS (2) times; scripts/sustain_ab.py tables, and every row's
+#      gradient hash against def's.
+# Configurations (cfg_env): def; hbN (DASH_HEAD_BLOCK=N), on any build. Built from beef5a2 only (their
+# switches were measured, rejected and removed after it): a-e (uniform L2 hints DASH_BWD_L2_KV / _QDO / _DQ),
+# hmN (DASH_BWD_L2_HEADS=N: 1 / N of the heads evict_last, the rest evict_first; K / V evict_first), spN
+# (DASH_BWD_SERPENTINE=N: descending's odd runs of N KV tiles ascend); SERP_TESTS=1 first runs the descending
+# accuracy tests and DeterminismAcrossSchedules under DASH_BWD_SERPENTINE=2 (bins/new/dash_gpu_tests).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
