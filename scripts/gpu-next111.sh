@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# GPU machine (forty-second session). .snap: bins.txz (bins/new = HEAD's dash-attn, dash_gpu_tests) and
-# head.tgz (`git archive HEAD`), both copied to the repository root first. Branches on the GPU it finds:
+# GPU machine (forty-second session). .snap: bins.txz (bins/new = HEAD's dash-attn, dash_gpu_tests), copied to
+# the repository root first; head.tgz (the package's sources) is made here from the working tree if absent. Branches on the GPU it finds:
 #   H200 (the GPU the targets are written for; none came in sessions 29-41): the peers sweep,
 #        head dims HDIMS (default "128", then a second call with HDIMS=64), from the package of head.tgz
 #        (pip once per machine: a warm machine's /tmp/h install is reused).
@@ -21,6 +21,7 @@ h200_peers() {
   if [ -d "$R" ] && (cd /tmp && python -c "import dash_attn" 2>/dev/null); then
     echo "package already installed on this machine $(el)"
   else
+    [ -f head.tgz ] || tar czf /tmp/head.tgz --exclude=./docs/data --exclude=./bins --exclude=./.snap --exclude='./*.txz' . && mv /tmp/head.tgz head.tgz
     head_pip_bg || return 1
     pip_wait; echo "pip done $(el)"
   fi
