@@ -21,7 +21,7 @@ h200_peers() {
   if [ -d "$R" ] && (cd /tmp && python -c "import dash_attn" 2>/dev/null); then
     echo "package already installed on this machine $(el)"
   else
-    [ -f head.tgz ] || tar czf /tmp/head.tgz --exclude=./docs/data --exclude=./bins --exclude=./.snap --exclude='./*.txz' . && mv /tmp/head.tgz head.tgz
+    [ -f head.tgz ] || { tar czf /tmp/head.tgz --exclude=./docs/data --exclude=./bins --exclude=./.snap --exclude='./*.txz' . && mv /tmp/head.tgz head.tgz; }
     head_pip_bg || return 1
     pip_wait; echo "pip done $(el)"
   fi
