@@ -7,7 +7,9 @@
 #   otherwise (H100): what the main backward kernel does per FLOP against cuDNN's bprop kernel, by ncu
 #        counters (DRAM bytes, L2 bytes, instructions, shared-memory wavefronts, tensor-pipe activity where the
 #        metric exists on this ncu), at hdim 128 causal 16k and full 8k: ours with `auto` (descending / shift)
-#        and symmetric_shift, cuDNN through scripts/cudnn_profile.py. docs/perf.md v43.
+#        and symmetric_shift, cuDNN through scripts/cudnn_profile.py; then `bench --sustain 2` at causal 8k / 16k
+#        of descending and symmetric shift, defaults against DASH_BWD_POST_SMS=4 (ps4), 2 interleaved rounds.
+#        docs/perf.md v43.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -63,6 +65,17 @@ h100_counters() {
     echo "cudnn $shape done $(el)"
   done
   python3 scripts/ncu_per_flop.py "$O"/ncu-*.csv
+  # At the cap: causal symmetric shift with its partial group's 4 SMs given to the postprocess (ps4,
+  # DASH_BWD_POST_SMS=4; v32 item 4 measured it in short runs only) against the defaults, interleaved.
+  for r in 1 2; do
+    for cfg in def ps4; do
+      env $([ $cfg = ps4 ] && echo DASH_BWD_POST_SMS=4) timeout -k 5 120 bins/new/dash-attn bench --hdim 128 --causal 1 \
+        --seqlen 8192,16384 --schedules descending,symmetric_shift --reps 3 --sustain 2 --json "$O/sus-$cfg-r$r.json" \
+        > "$O/sus-$cfg-r$r.log" 2>&1 || echo "bench $cfg r$r rc $?"
+    done
+    echo "round $r $(el)"
+  done
+  python3 scripts/sustain_ab.py "$O/sus-def-r1.json,$O/sus-def-r2.json" "$O/sus-ps4-r1.json,$O/sus-ps4-r2.json"
   echo "total $(el)"
 }
 
