@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.." || exit 1
 gpu_setup gpu-next111
 [ -d bins ] || tar xJf bins.txz
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+# What has run so far, into $DEST (after each phase: a call cut short by its limit still returns it).
+save() { tar czf "$DEST/part1.tgz" -C "$O" . 2>/dev/null; cp "$O/run.log" "$DEST/" 2>/dev/null; true; }
 
 h200_peers() {
   cat "$O/machine.txt"
@@ -50,21 +52,21 @@ h100_counters() {
   done
   [ -n "$M" ] || M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
   echo "metrics: $M"
-  for shape in "1 16384 auto" "1 16384 symmetric_shift" "0 8192 auto" "0 8192 symmetric_shift"; do
+  for shape in "1 16384 auto" "0 8192 auto" "1 16384 symmetric_shift"; do
     set -- $shape
     timeout -k 5 120 "$NCU" --clock-control none --metrics "$M" --kernel-name regex:'attn_bwd_(sm90_)?main' \
       --launch-skip 1 --launch-count 1 --csv bins/new/dash-attn bench --hdim 128 --causal $1 --seqlen $2 \
       --schedules $3 --reps 1 > "$O/ncu-dash-c$1-s$2-$3.csv" 2>&1 || echo "ncu dash $shape rc $?"
-    echo "dash $shape done $(el)"
+    echo "dash $shape done $(el)"; save
   done
   for shape in "1 16384" "0 8192"; do
     set -- $shape
     timeout -k 5 150 "$NCU" --clock-control none --profile-from-start off --metrics "$M" --kernel-name regex:'bprop' \
       --csv python scripts/cudnn_profile.py --hdim 128 --seqlen $2 $([ "$1" = 1 ] && echo --causal) \
       > "$O/ncu-cudnn-c$1-s$2.csv" 2>&1 || echo "ncu cudnn $shape rc $?"
-    echo "cudnn $shape done $(el)"
+    echo "cudnn $shape done $(el)"; save
   done
-  python3 scripts/ncu_per_flop.py "$O"/ncu-*.csv
+  python3 scripts/ncu_per_flop.py "$O"/ncu-*.csv; save
   # At the cap: causal symmetric shift with its partial group's 4 SMs given to the postprocess (ps4,
   # DASH_BWD_POST_SMS=4; v32 item 4 measured it in short runs only) against the defaults, interleaved.
   for r in 1 2; do
@@ -73,7 +75,7 @@ h100_counters() {
         --seqlen 8192,16384 --schedules descending,symmetric_shift --reps 3 --sustain 2 --json "$O/sus-$cfg-r$r.json" \
         > "$O/sus-$cfg-r$r.log" 2>&1 || echo "bench $cfg r$r rc $?"
     done
-    echo "round $r $(el)"
+    echo "round $r $(el)"; save
   done
   python3 scripts/sustain_ab.py "$O/sus-def-r1.json,$O/sus-def-r2.json" "$O/sus-ps4-r1.json,$O/sus-ps4-r2.json"
   echo "total $(el)"
