@@ -52,15 +52,14 @@ h100_counters() {
   done
   [ -n "$M" ] || M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
   echo "metrics: $M"
+  # ours then cuDNN's per shape (the causal 16k pair first), then causal 16k symmetric shift
   for shape in "1 16384 auto" "0 8192 auto" "1 16384 symmetric_shift"; do
     set -- $shape
     timeout -k 5 120 "$NCU" --clock-control none --metrics "$M" --kernel-name regex:'attn_bwd_(sm90_)?main' \
       --launch-skip 1 --launch-count 1 --csv bins/new/dash-attn bench --hdim 128 --causal $1 --seqlen $2 \
       --schedules $3 --reps 1 > "$O/ncu-dash-c$1-s$2-$3.csv" 2>&1 || echo "ncu dash $shape rc $?"
     echo "dash $shape done $(el)"; save
-  done
-  for shape in "1 16384" "0 8192"; do
-    set -- $shape
+    [ "$3" = auto ] || continue
     timeout -k 5 150 "$NCU" --clock-control none --profile-from-start off --metrics "$M" --kernel-name regex:'bprop' \
       --csv python scripts/cudnn_profile.py --hdim 128 --seqlen $2 $([ "$1" = 1 ] && echo --causal) \
       > "$O/ncu-cudnn-c$1-s$2.csv" 2>&1 || echo "ncu cudnn $shape rc $?"
