@@ -47,8 +47,7 @@ h100_counters() {
            sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active \
            sm__inst_executed_pipe_tensor_op_gmma.sum sm__cycles_elapsed.avg.per_second gpu__time_duration.sum \
            smsp__inst_executed_op_shared_ld.sum smsp__inst_executed_op_shared_st.sum sm__warps_active.avg.per_cycle_active; do
-    base=${m%.*}; case $m in *.pct_of_peak_sustained_active) base=${m%%.avg.*} ;; *.avg.per_*) base=${m%%.avg.*} ;; esac
-    grep -q "^$base\b\|^ *$base " "$O/metrics-gh100.txt" && M="$M${M:+,}$m" || echo "metric not on this ncu: $m"
+    grep -qw "${m%%.*}" "$O/metrics-gh100.txt" && M="$M${M:+,}$m" || echo "metric not on this ncu: $m"
   done
   [ -n "$M" ] || M=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second
   echo "metrics: $M"
