@@ -1,7 +1,7 @@
 # Sourced by the device scripts (gpu-s18d.sh, gpu-next19.sh): `gpu_setup NAME` after
 # `cd` to the repository root sets DEST ($OUT, or ./NAME-logs), O (a fresh scratch dir), el (the
 # elapsed seconds as "(N s)"), PATH and MAX_JOBS; unsets the backward's selection switches so that
-# the defaults run; unpacks bins.tgz; records the GPU's clocks and power in $O/machine.txt.
+# the defaults run; unpacks bins.txz or bins.tgz; records the GPU's clocks and power in $O/machine.txt.
 gpu_setup() {
   DEST=${OUT:-$PWD/$1-logs}; O=$(mktemp -d); mkdir -p "$DEST"
   T0=$(date +%s)
@@ -9,10 +9,13 @@ gpu_setup() {
   unset DASH_BWD_SM90_BLOCK_M DASH_BWD_SPLIT_RANK DASH_HEAD_BLOCK DASH_DEBUG_UNORDERED DASH_BWD_WRITER_RANK \
     DASH_BWD_WRITER_RANK_CAUSAL DASH_BWD_SM90_PRODUCER24 DASH_BWD_SM90_FP16_BM80 DASH_BWD_SM90_D64_BM80 DASH_BWD_SM90_D64_CAUSAL_BM80 \
     DASH_BWD_SM90_D128_CAUSAL_BM80 DASH_BWD_SM90_D64_BM
-  [ -d bins ] || tar xzf bins.tgz
+  [ -d bins ] || { [ -f bins.txz ] && tar xJf bins.txz; } || tar xzf bins.tgz
   nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > "$O/machine.txt" 2>&1
 }
 el() { echo "($(( $(date +%s) - T0 )) s)"; }
+# What has run so far into $DEST (part1.tgz of $O, and $O/run.log), after each phase: a call cut short by its
+# limit still returns it. gpu-next111.sh .. gpu-next114.sh.
+save() { tar czf "$DEST/part1.tgz" -C "$O" . 2>/dev/null; cp "$O/run.log" "$DEST/" 2>/dev/null; true; }
 # gpu_setup, then the logs straight under $DEST ($OUT): O=$DEST, machine.txt there. gpu-next103.sh, gpu-next104.sh.
 gpu_setup_flat() { gpu_setup "$1"; mv "$O/machine.txt" "$DEST/"; O=$DEST; }
 # The SM clock and power every 250 ms ($O/clocks.csv) and phase marks ($O/marks.txt, `mark NAME` at each

@@ -14,10 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
 gpu_setup gpu-next111
-[ -d bins ] || tar xJf bins.txz
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-# What has run so far, into $DEST (after each phase: a call cut short by its limit still returns it).
-save() { tar czf "$DEST/part1.tgz" -C "$O" . 2>/dev/null; cp "$O/run.log" "$DEST/" 2>/dev/null; true; }
 
 h200_peers() {
   cat "$O/machine.txt"

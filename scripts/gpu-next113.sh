@@ -9,8 +9,6 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
 gpu_setup gpu-next113
-[ -d bins ] || tar xJf bins.txz
-save() { tar czf "$DEST/part1.tgz" -C "$O" . 2>/dev/null; cp "$O/run.log" "$DEST/" 2>/dev/null; true; }
 C80="DASH_BWD_SM90_D128_CAUSAL_BM80=1 DASH_BWD_SM90_BLOCK_M=80 DASH_BWD_SM90_DQ2=1"
 envs() { case $1 in def) ;; c80) echo $C80 ;; c80h8) echo $C80 DASH_HEAD_BLOCK=8 ;; c80h4) echo $C80 DASH_HEAD_BLOCK=4 ;; esac; }
 

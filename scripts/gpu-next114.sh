@@ -9,8 +9,6 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
 gpu_setup gpu-next114
-[ -d bins ] || tar xJf bins.txz
-save() { tar czf "$DEST/part1.tgz" -C "$O" . 2>/dev/null; cp "$O/run.log" "$DEST/" 2>/dev/null; true; }
 main() {
   cat "$O/machine.txt"
   for r in 1 2; do
