@@ -16,6 +16,21 @@ el() { echo "($(( $(date +%s) - T0 )) s)"; }
 # What has run so far into $DEST (part1.tgz of $O, and $O/run.log), after each phase: a call cut short by its
 # limit still returns it. gpu-next111.sh .. gpu-next114.sh.
 save() { tar czf "$DEST/part1.tgz" -C "$O" . 2>/dev/null; cp "$O/run.log" "$DEST/" 2>/dev/null; true; }
+# sustain_rounds N "CFG ..." BENCH_ARGS...: N interleaved rounds of `bins/new/dash-attn bench BENCH_ARGS --sustain 2`,
+# once per configuration CFG with the environment that the script's `cfg_env CFG` prints (nothing: the defaults),
+# into $O/sus-CFG-rR.json / .log, saved after each round; then scripts/sustain_ab.py's table, the first CFG the base.
+# gpu-next111.sh, gpu-next112.sh.
+sustain_rounds() {
+  local n=$1 cfgs=$2 r cfg; shift 2
+  for r in $(seq "$n"); do
+    for cfg in $cfgs; do
+      env $(cfg_env "$cfg") timeout -k 5 150 bins/new/dash-attn bench "$@" --sustain 2 --json "$O/sus-$cfg-r$r.json" \
+        > "$O/sus-$cfg-r$r.log" 2>&1 || echo "bench $cfg r$r rc $?"
+    done
+    echo "round $r $(el)"; save
+  done
+  python3 scripts/sustain_ab.py $(for cfg in $cfgs; do seq -f "$O/sus-$cfg-r%g.json" "$n" | paste -sd, -; done)
+}
 # gpu_setup, then the logs straight under $DEST ($OUT): O=$DEST, machine.txt there. gpu-next103.sh, gpu-next104.sh.
 gpu_setup_flat() { gpu_setup "$1"; mv "$O/machine.txt" "$DEST/"; O=$DEST; }
 # The SM clock and power every 250 ms ($O/clocks.csv) and phase marks ($O/marks.txt, `mark NAME` at each

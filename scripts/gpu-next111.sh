@@ -64,15 +64,8 @@ h100_counters() {
   python3 scripts/ncu_per_flop.py "$O"/ncu-*.csv; save
   # At the cap: causal symmetric shift with its partial group's 4 SMs given to the postprocess (ps4,
   # DASH_BWD_POST_SMS=4; v32 item 4 measured it in short runs only) against the defaults, interleaved.
-  for r in 1 2; do
-    for cfg in def ps4; do
-      env $([ $cfg = ps4 ] && echo DASH_BWD_POST_SMS=4) timeout -k 5 120 bins/new/dash-attn bench --hdim 128 --causal 1 \
-        --seqlen 8192,16384 --schedules descending,symmetric_shift --reps 3 --sustain 2 --json "$O/sus-$cfg-r$r.json" \
-        > "$O/sus-$cfg-r$r.log" 2>&1 || echo "bench $cfg r$r rc $?"
-    done
-    echo "round $r $(el)"; save
-  done
-  python3 scripts/sustain_ab.py "$O/sus-def-r1.json,$O/sus-def-r2.json" "$O/sus-ps4-r1.json,$O/sus-ps4-r2.json"
+  cfg_env() { [ "$1" = ps4 ] && echo DASH_BWD_POST_SMS=4; }
+  sustain_rounds 2 "def ps4" --hdim 128 --causal 1 --seqlen 8192,16384 --schedules descending,symmetric_shift --reps 3
   echo "total $(el)"
 }
 

@@ -27,15 +27,8 @@ main() {
   done
   cp docs/data/s43-h100/next111/ncu-cudnn-c1-s16384.csv "$O/" 2>/dev/null
   python3 scripts/ncu_per_flop.py "$O"/ncu-*.csv; echo "ncu done $(el)"; save
-  for r in 1 2; do
-    for cfg in def c80; do
-      env $([ $cfg = c80 ] && echo $C80) timeout -k 5 150 bins/new/dash-attn bench --hdim 128 --causal 1 \
-        --seqlen 4096,8192,16384 --schedules descending,spt --reps 3 --sustain 2 --json "$O/sus-$cfg-r$r.json" \
-        > "$O/sus-$cfg-r$r.log" 2>&1 || echo "bench $cfg r$r rc $?"
-    done
-    echo "round $r $(el)"; save
-  done
-  python3 scripts/sustain_ab.py "$O/sus-def-r1.json,$O/sus-def-r2.json" "$O/sus-c80-r1.json,$O/sus-c80-r2.json"
+  cfg_env() { [ "$1" = c80 ] && echo $C80; }
+  sustain_rounds 2 "def c80" --hdim 128 --causal 1 --seqlen 4096,8192,16384 --schedules descending,spt --reps 3
   echo "total $(el)"
 }
 main 2>&1 | tee "$O/run.log"

@@ -4,7 +4,9 @@
 # causal 16k 7% below full 16k's while cuDNN's was the same at both; next111-113 found it the same for every causal
 # schedule and tile (descending, spt, symmetric shift; 64 or 80 rows). `bench --sustain 2`, hdim 128, full 8k / 16k
 # (shift = auto, descending) and causal 8k / 16k (descending = auto, spt, symmetric_shift), 2 interleaved rounds;
-# then DASH_DEBUG_NO_REDUCE=1 (a diagnostic: no dQ reduce) at full 16k shift / causal 16k descending.
+# then DASH_DEBUG_NO_REDUCE=1 (a diagnostic: no dQ reduce) at full 16k shift / causal 16k descending. The tables are
+# scripts/sustain_ab.py's (the means, and no reduce over the defaults); next114 / next114b's run.log has the same means
+# from an inline summary this script had then (da9cd52).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -24,20 +26,9 @@ main() {
     done
     echo "round $r $(el)"; save
   done
-  python3 - "$O" <<'PY'
-import json, sys, glob, collections
-acc = collections.defaultdict(list)
-for f in sorted(glob.glob(sys.argv[1] + "/*-r[12].json")):
-    tag = "nored" if "/nored-" in f else "def"
-    for r in json.load(open(f)):
-        if r.get("sustain_calls", 0) > 0:
-            acc[(tag, "causal" if r["causal"] else "full", r["seqlen"], r["schedule"])].append(r)
-print("cfg | mask | seqlen | schedule | TFLOP/s | W | MHz | TFLOP/J | TFLOP per Gcycle (means of 2 rounds)")
-for k in sorted(acc):
-    rs = acc[k]; m = lambda f: sum(r[f] for r in rs) / len(rs)
-    print(f"{k[0]} | {k[1]} | {k[2]} | {k[3]} | {m('sustain_tflops'):.1f} | {m('sustain_watts'):.0f} | {m('sustain_mhz'):.0f} | "
-          f"{m('sustain_tflop_per_j'):.4f} | {sum(r['sustain_tflops'] / r['sustain_mhz'] * 1000 for r in rs) / len(rs):.1f}")
-PY
+  for m in full causal; do
+    python3 scripts/sustain_ab.py "$O/sus-$m-r1.json,$O/sus-$m-r2.json" "$O/nored-$m-r1.json,$O/nored-$m-r2.json"
+  done
   echo "total $(el)"
 }
 main 2>&1 | tee "$O/run.log"
