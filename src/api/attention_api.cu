@@ -585,7 +585,13 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     if (k > 0 && grid == grid_requested && grid - k >= std::max(1, model.min_coresident())) grid -= k;
   }
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
-  p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE");
+  // Late taking for the deterministic schedules of group width 1 and, since the forty-fourth session,
+  // for atomic too (docs/perf.md v45: the run-ahead taker let a CTA hold up to two tasks behind a long
+  // causal one, so atomic ran at 0.71-0.84x of descending's identical visits at causal 4k-16k);
+  // DASH_BWD_ATOMIC_TAKE_LATE=0 restores atomic's run-ahead taker (an A/B switch; atomic has no
+  // chains, so either order is deadlock-free).
+  p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE") &&
+                (model.deterministic() || kernels::env_not_zero("DASH_BWD_ATOMIC_TAKE_LATE"));
   // Group take (default since the thirtieth session, docs/perf.md v31: +4-12% for shift / symmetric
   // shift at 512-1k, +1-6% at 2-4k, level at 16k; the same bits); DASH_BWD_GROUP_TAKE=0: the drain.
   p.group_take = kernels::env_not_zero("DASH_BWD_GROUP_TAKE");

@@ -647,7 +647,7 @@ __device__ __forceinline__ ScheduleModel opaque_model(const ScheduleModel& m) {
 // (With p.group_take the grouped schedules take late too: see task_taker's group take.)
 __device__ __forceinline__ bool takes_late(const BwdKernelParams& p, const ScheduleModel& M) {
   const bool dynamic = p.dispatch == Dispatch::kDynamic;
-  return dynamic && (M.min_coresident() <= 1 || p.group_take != 0) && M.deterministic() && p.take_late != 0;
+  return dynamic && (M.min_coresident() <= 1 || p.group_take != 0) && p.take_late != 0;
 }
 __device__ __forceinline__ bool takes_ahead(const BwdKernelParams& p, const ScheduleModel& M) {
   return takes_late(p, M) && p.take_ahead > 0;
@@ -674,7 +674,7 @@ __device__ __forceinline__ void task_taker(const BwdKernelParams& p, Sm90BwdBars
   // (kv_empty's phase of that side), as in the sm80 kernel.
   // Group take (p.group_take): grouped schedules take late as well (late && drain), and the drain
   // is skipped when the task counter has reached the end of the last taken task's group (below).
-  const bool late = takes_late(p, M);  // = dynamic && (!drain || group_take) && deterministic && p.take_late
+  const bool late = takes_late(p, M);  // = dynamic && (!drain || group_take) && p.take_late (host: atomic too by default)
   // The loop state in shared memory (volatile; one thread), as the 24-register loader keeps its
   // own (producer_lean): with the pieces' mapping (the last-wave split) the counters kept live
   // spilled at 24 registers.

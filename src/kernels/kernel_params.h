@@ -118,9 +118,10 @@ struct BwdKernelParams {
   void* q_pack;
   void* do_pack;
   // Late task taking (sm90 backward, default; DASH_BWD_TAKE_LATE=0 turns it off; docs/bwd-sm90.md
-  // "Late task taking"): with dynamic dispatch and a deterministic schedule of group width 1
-  // (ascending, spt, descending), take the next task only once the MMA warps have finished the
-  // previous one, as the sm80 kernel does, instead of up to two tasks ahead. Does not change any bit.
+  // "Late task taking"): with dynamic dispatch and a schedule of group width 1 (ascending, spt,
+  // descending, and atomic unless DASH_BWD_ATOMIC_TAKE_LATE=0), take the next task only once the MMA
+  // warps have finished the previous one, as the sm80 kernel does, instead of up to two tasks ahead.
+  // The host sets it per launch (0 for atomic with the switch off). Does not change any bit.
   int take_late;
   // Group take (sm90 backward, default; DASH_BWD_GROUP_TAKE=0 off; docs/bwd-sm90.md "The drain"): with dynamic
   // dispatch and co-resident groups (shift, symmetric shift) the taker skips the drain when the
