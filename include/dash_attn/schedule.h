@@ -207,15 +207,21 @@ struct ScheduleModel {
   // links at about one step (2.3 us at hdim 128, 1.9 at hdim 64), so the chains are in lockstep;
   // fewer heads at a time keep more of their Q / dO and dQ tiles in L2 (a hypothesis: the link
   // latency grew to 3-5 us where the queue's appends spread the waves, v35).
+  // Atomic on causal masks takes blocks of 8 from 2048 keys too, on 64-row tiles (hdim 128) and on 96-row
+  // tiles (hdim 64, head-major before): with late taking (forty-fourth session, H100, docs/perf.md v45)
+  // 8 over 16 at hdim 128 causal 2k-16k +1.2-1.4%, 8 over head-major at hdim 64 causal 2k-8k +1.9-2.1%
+  // (16k level); not on full masks (hdim 128's 80-row atomic 0.96-0.99 with 8).
   DASH_HD static int default_head_block(const TileProblem& prob, Schedule s) {
     if (prob.block_n != 128) return 1;
     const bool ordered = s == Schedule::kAscending || s == Schedule::kDescending;
     const bool long_run = prob.n_tiles() >= kLongHeadBlockMinKvTiles;
+    const bool causal_atomic = s == Schedule::kAtomic && prob.causal;
     if (prob.block_m == 64) {
-      if (long_run && (s == Schedule::kDescending || (s == Schedule::kAscending && !prob.causal))) return kLongHeadBlock;
+      if (long_run && (s == Schedule::kDescending || (s == Schedule::kAscending && !prob.causal) || causal_atomic))
+        return kLongHeadBlock;
       return ordered || s == Schedule::kAtomic ? kDefaultHeadBlock : 1;
     }
-    if (prob.block_m == 96 && ordered && long_run && !prob.causal) return kLongHeadBlock;
+    if (prob.block_m == 96 && long_run && ((ordered && !prob.causal) || causal_atomic)) return kLongHeadBlock;
     return ordered ? kDefaultHeadBlock : 1;  // 80, 96 and 112 rows
   }
 

@@ -518,11 +518,15 @@ const Measured kMeasuredSm90Ahead1[] = {
 // One measured sweep, the tiles of the kernel that ran it and its task order (head_block: 0 = the
 // default of ScheduleModel::make, else the heads interleaved in blocks of this many, 1 =
 // head-major).
+// atomic_head_block: atomic's order in the model of a default-order sweep (head_block 0). Every sweep
+// here ran before the forty-fourth session, when atomic on these tiles took blocks of kDefaultHeadBlock
+// heads at every length (since then causal atomic takes kLongHeadBlock from 2048 keys; docs/perf.md v45).
 struct Sweep {
   const Measured* begin;
   const Measured* end;
   int block_m, block_n;
   int head_block = 0;
+  int atomic_head_block = kDefaultHeadBlock;
 };
 const Sweep kSm80Sweep{std::begin(kMeasured), std::end(kMeasured), 64, 64};
 const Sweep kSm90Sweep{std::begin(kMeasuredSm90), std::end(kMeasuredSm90), 64, 128};
@@ -870,7 +874,7 @@ Prediction predict(const Measured& m, const Sweep& sw, const CostModel& cost) {
       row.feasible = sim.ok && sm.min_coresident() <= 132;
       row.makespan = row.feasible ? sim.makespan : std::numeric_limits<double>::infinity();
     } else {
-      row = plan::plan_one(p, s, cost, 132, Dispatch::kDynamic);
+      row = plan::plan_one(p, s, cost, 132, Dispatch::kDynamic, s == Schedule::kAtomic ? sw.atomic_head_block : 0);
     }
     out.ms[k] = row.makespan / 1000.0;
     rows.push_back(row);

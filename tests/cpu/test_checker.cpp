@@ -162,7 +162,7 @@ TEST(Checker, DefaultHeadBlocksOfTheSm90Tiles) {
 
 // From 16 KV tiles (1921 keys) the long ordered runs take blocks of kLongHeadBlock heads:
 // descending and full-mask ascending on 64-row tiles, ascending / descending on full masks with
-// 96-row tiles; everything else as above. Every such default model checks too.
+// 96-row tiles, causal atomic on 64- and 96-row tiles; everything else as above. Every such default model checks too.
 TEST(Checker, LongRunsTakeNarrowerHeadBlocks) {
   for (int bm : {64, 80, 96, 112})
     for (bool causal : {false, true})
@@ -172,9 +172,11 @@ TEST(Checker, LongRunsTakeNarrowerHeadBlocks) {
           const bool ordered = sched == Schedule::kAscending || sched == Schedule::kDescending;
           const bool long_run = (seqlen + 127) / 128 >= kLongHeadBlockMinKvTiles;
           int want = ordered || (bm == 64 && sched == Schedule::kAtomic) ? kDefaultHeadBlock : 1;
-          if (long_run && bm == 64 && (sched == Schedule::kDescending || (sched == Schedule::kAscending && !causal)))
+          const bool causal_atomic = sched == Schedule::kAtomic && causal;
+          if (long_run && bm == 64 &&
+              (sched == Schedule::kDescending || (sched == Schedule::kAscending && !causal) || causal_atomic))
             want = kLongHeadBlock;
-          if (long_run && bm == 96 && ordered && !causal) want = kLongHeadBlock;
+          if (long_run && bm == 96 && ((ordered && !causal) || causal_atomic)) want = kLongHeadBlock;
           EXPECT_EQ(sm.head_block, std::min(want, 12)) << schedule_name(sched) << " " << bm << " " << seqlen << " " << causal;
           if (seqlen == 2048 && bm != 112) {
             const CheckResult r = check_schedule(sm, 40);
