@@ -3,7 +3,8 @@
 # sources) is made here from the working tree. Atomic with late taking and, on causal masks from 2048 keys, head blocks of 8
 # (docs/perf.md v45): (1) the package's pip install in the background while the atomic / take-late / head-block GPU tests
 # run; (2) `dash-attn bench` of atomic at causal 2k-16k, both head dims (the head block that ran); (3) the peers sweep at
-# head_dim 128 and 64, 2k-16k, 3 rounds: the det / atomic ratios against the new atomic, and the targets' table.
+# head_dim 128 and 64, 2k-16k (PEERS_EXTRA / PEERS_TIMEOUT / PEERS_BUDGET override), 3 rounds: the det / atomic ratios
+# against the new atomic, and the targets' table.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -24,7 +25,8 @@ for r in json.load(open('$O/bench-atomic-d$d.json')): print(r['hdim'], r['seqlen
   save
   pip_wait; echo "pip done $(el)"
   run_pytest() { echo "pytest not run in this call"; }
-  PEERS_EXTRA="--hdims 128,64 --seqlens 2048,4096,8192,16384" PEERS_TIMEOUT=400 PEERS_BUDGET=340 PYTEST_LAST=1 pytest_and_peers
+  PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 128,64 --seqlens 2048,4096,8192,16384"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-400} \
+    PEERS_BUDGET=${PEERS_BUDGET:-340} PYTEST_LAST=1 pytest_and_peers
   echo "total $(el)"
 }
 main 2>&1 | tee "$O/run.log"
