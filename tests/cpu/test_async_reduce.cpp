@@ -874,7 +874,10 @@ Prediction predict(const Measured& m, const Sweep& sw, const CostModel& cost) {
       row.feasible = sim.ok && sm.min_coresident() <= 132;
       row.makespan = row.feasible ? sim.makespan : std::numeric_limits<double>::infinity();
     } else {
-      row = plan::plan_one(p, s, cost, 132, Dispatch::kDynamic, s == Schedule::kAtomic ? sw.atomic_head_block : 0);
+      // atomic's order of the sweep's day: on the sm90 model's 64 x 128 tiles sw.atomic_head_block; on the
+      // sm80 tiles the default (head-major, unchanged).
+      const bool pin = s == Schedule::kAtomic && sw.block_m == 64 && sw.block_n == 128;
+      row = plan::plan_one(p, s, cost, 132, Dispatch::kDynamic, pin ? sw.atomic_head_block : 0);
     }
     out.ms[k] = row.makespan / 1000.0;
     rows.push_back(row);
