@@ -587,7 +587,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.writer_early_release = kernels::env_set_to_one("DASH_BWD_EARLY_RELEASE");
   // Late taking for the deterministic schedules of group width 1 and, since the forty-fourth session,
   // for atomic too (docs/perf.md v45: the run-ahead taker let a CTA hold up to two tasks behind a long
-  // causal one, so atomic ran at 0.71-0.84x of descending's identical visits at causal 4k-16k);
+  // causal one, so atomic ran at 0.76-0.84x of descending's identical visits at causal 4k-16k);
   // DASH_BWD_ATOMIC_TAKE_LATE=0 restores atomic's run-ahead taker (an A/B switch; atomic has no
   // chains, so either order is deadlock-free).
   p.take_late = kernels::env_not_zero("DASH_BWD_TAKE_LATE") &&
