@@ -69,4 +69,4 @@ PY
   echo "total $(el)"
 }
 main 2>&1 | tee "$O/run.log"
-mkdir -p "$DEST"; tar czf "$DEST/part1.tgz" -C "$O" . && cp "$O/run.log" "$DEST/"
+save
