@@ -147,6 +147,7 @@ struct ScheduleModel {
   int head_block = 1;       // task order: heads interleaved in blocks of this many (see task_head)
   int split_tasks = 0;      // last-wave split: the last split_tasks tasks of the numbering ...
   int split_pieces = 1;     // ... are cut into this many pieces each (see with_last_wave_split)
+  int atomic_walk = 0;      // atomic only: 0 = descending's visits, 1 = full-mask shift's (see default_atomic_walk)
 
   // Symmetric shift only makes sense with a causal mask; on a full mask it is shift.
   // strided_starts: shift / symmetric shift start their walks `start_stride` Q tiles apart when
@@ -171,6 +172,7 @@ struct ScheduleModel {
     }
     sm.rect_begin = s == Schedule::kSymmetricShift ? prob.q_tile_begin(sm.tasks_per_head - 1) : 0;
     sm = sm.with_head_block(default_head_block(prob, s));
+    sm.atomic_walk = default_atomic_walk(prob, s);
     // Strided starts (see shift_stride / rect_stride), computed once here: the kernels read it.
     if (!strided_starts) {
       sm.start_stride = 1;
@@ -223,6 +225,25 @@ struct ScheduleModel {
     }
     if (prob.block_m == 96 && long_run && ((ordered && !prob.causal) || causal_atomic)) return kLongHeadBlock;
     return ordered ? kDefaultHeadBlock : 1;  // 80, 96 and 112 rows
+  }
+
+  // Atomic's visits. On causal masks descending's (m - 1 - t): the order that measured fastest there
+  // (unordered shift ran 0.59-0.86x of atomic at causal 2k-16k, H100, docs/perf.md v45). On full masks
+  // of the sm90 kernel's tiles (block_n 128) full-mask shift's cyclic walk from Q tile j mod m: the
+  // unordered-shift diagnostic, the same visits, ran 1.1-2.2% ahead of atomic at hdim 128 full 2k-16k
+  // and 4-5% at hdim 64 (v45): with every KV tile of a head walking down from Q tile m - 1, the CTAs
+  // of one head meet on the same dQ tile and their reduce-adds queue on its L2 lines. Atomic has no
+  // chain, so any walk is deadlock-free and the bits are not defined anyway. DASH_BWD_ATOMIC_WALK=0 /
+  // =1 forces descending's / shift's walk (attn_bwd); the sm80 kernel's tiles keep descending's.
+  DASH_HD static int default_atomic_walk(const TileProblem& prob, Schedule s) {
+    return s == Schedule::kAtomic && !prob.causal && prob.block_n == 128 ? 1 : 0;
+  }
+  // This model (atomic only) with walk w (0: descending's visits, 1: full-mask shift's; ignored on
+  // causal masks, where the shift walk's visible suffix would need the general case).
+  DASH_HD ScheduleModel with_atomic_walk(int w) const {
+    ScheduleModel r = *this;
+    r.atomic_walk = schedule == Schedule::kAtomic && !p.causal && w != 0 ? 1 : 0;
+    return r;
   }
 
   DASH_HD bool deterministic() const { return schedule != Schedule::kAtomic; }
@@ -404,8 +425,13 @@ struct ScheduleModel {
     const int j = kv_tile(slot, side);
     const int a = p.q_tile_begin(j);
     switch (schedule) {
-      case Schedule::kDescending:
       case Schedule::kAtomic:
+        if (atomic_walk != 0) {  // full mask (a = 0): cyclic from Q tile j mod m
+          const int v = j % m + t;
+          return v >= m ? v - m : v;
+        }
+        return m - 1 - t;
+      case Schedule::kDescending:
         return m - 1 - t;
       case Schedule::kShift: {
         // Cyclic order starting at Q tile shift_start(j), restricted to the visible suffix [a, m).
@@ -430,8 +456,13 @@ struct ScheduleModel {
   DASH_HD int step_of(int j, int i) const {
     const int a = p.q_tile_begin(j);
     switch (schedule) {
-      case Schedule::kDescending:
       case Schedule::kAtomic:
+        if (atomic_walk != 0) {
+          const int d = i - j % m;
+          return d >= 0 ? d : d + m;
+        }
+        return m - 1 - i;
+      case Schedule::kDescending:
         return m - 1 - i;
       case Schedule::kShift: {
         const int j0 = shift_start(j);

@@ -160,6 +160,35 @@ TEST(Checker, DefaultHeadBlocksOfTheSm90Tiles) {
   EXPECT_EQ(sm80.head_block, 1) << "other tiles keep the head-major order";
 }
 
+// Atomic's walk (ScheduleModel::default_atomic_walk): on full masks of the sm90 kernel's tiles KV tile j
+// walks cyclically from Q tile j mod m (full-mask shift's visits); on causal masks, on the sm80
+// kernel's tiles and with with_atomic_walk(0) it walks down from Q tile m - 1 (descending's). Every
+// such model checks (coverage, step_of the inverse of visit, nothing ever waits).
+TEST(Checker, AtomicWalksLikeShiftOnFullMasksOfTheSm90Tiles) {
+  for (int bm : {64, 80, 96})
+    for (bool causal : {false, true})
+      for (int seqlen : {113, 1000, 2048, 4096}) {
+        const ScheduleModel sm = ScheduleModel::make(problem({2, 4, 2, seqlen, seqlen, bm, 128}, causal), Schedule::kAtomic);
+        EXPECT_EQ(sm.atomic_walk, causal ? 0 : 1) << bm << " " << seqlen;
+        for (const ScheduleModel& v : {sm, sm.with_atomic_walk(0), sm.with_atomic_walk(1)}) {
+          const CheckResult r = check_schedule(v, 40);
+          EXPECT_TRUE(r.ok) << bm << " " << seqlen << (causal ? " causal: " : " full: ") << r.error;
+        }
+        const ScheduleModel down = sm.with_atomic_walk(0);
+        EXPECT_EQ(sm.with_atomic_walk(1).atomic_walk, causal ? 0 : 1) << "the shift walk is for full masks only";
+        for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
+          const int j = sm.kv_tile(slot, 0);
+          EXPECT_EQ(down.visit(slot, 0, 0), sm.m - 1);
+          EXPECT_EQ(sm.visit(slot, 0, 0), causal ? sm.m - 1 : j % sm.m) << bm << " " << seqlen << " slot " << slot;
+        }
+      }
+  const ScheduleModel sm80 = ScheduleModel::make(problem({1, 2, 2, 1000, 1000, 64, 64}, false), Schedule::kAtomic);
+  EXPECT_EQ(sm80.atomic_walk, 0) << "the sm80 kernel's tiles keep descending's walk";
+  const ScheduleModel desc = ScheduleModel::make(problem({1, 2, 2, 1000, 1000, 80, 128}, false), Schedule::kDescending);
+  EXPECT_EQ(desc.atomic_walk, 0);
+  EXPECT_EQ(desc.with_atomic_walk(1).atomic_walk, 0) << "only atomic has a walk to choose";
+}
+
 // From 16 KV tiles (1921 keys) the long ordered runs take blocks of kLongHeadBlock heads:
 // descending and full-mask ascending on 64-row tiles, ascending / descending on full masks with
 // 96-row tiles, causal atomic on 64- and 96-row tiles; everything else as above. Every such default model checks too.

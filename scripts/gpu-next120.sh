@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# GPU machine (forty-fifth session). .snap: bins.txz (bins/new = HEAD's dash-attn, dash_gpu_tests); head.tgz (the package's
+# sources) is made here from the working tree. Atomic's walk (ScheduleModel::default_atomic_walk, docs/perf.md v46): on
+# full masks atomic now visits Q tiles in full-mask shift's cyclic order (DASH_BWD_ATOMIC_WALK=0: descending's, the old).
+# (1) the package's pip install in the background while the atomic / take-late / head-block GPU tests run; (2) 2
+# interleaved rounds of `dash-attn bench`, hdim 128 and 64, 2k-16k: atomic with walk 0 and the default (both masks: at
+# causal the two are the same model, a noise floor), shift with DASH_DEBUG_UNORDERED=1 (ushift) and ordered shift, full
+# masks; ratios (min of the rounds); (3) the peers sweep at head_dim 128 and 64, 2k-16k (PEERS_EXTRA / PEERS_TIMEOUT /
+# PEERS_BUDGET override), 3 rounds: the det / atomic ratios against the new atomic, and the targets' table.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. scripts/gpu-common.sh
+gpu_setup gpu-next120
+main() {
+  cat "$O/machine.txt"
+  [ -f head.tgz ] || { tar czf /tmp/head.tgz --exclude=./docs/data --exclude=./bins --exclude=./.snap --exclude='./*.txz' . && mv /tmp/head.tgz head.tgz; }
+  head_pip_bg || return 1
+  timeout -k 5 150 bins/new/dash_gpu_tests --gtest_filter='*atomic*:*Atomic*:BwdSm90TakeLate.*:BwdSm90HeadBlock.*' \
+    > "$O/tests.log" 2>&1; echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED)|FAILED  \]|SKIPPED \]" "$O/tests.log" | head -20
+  save
+  for r in 1 2; do
+    for cfg in walk0 walk1 ushift shift; do
+      case $cfg in
+        walk0) e="DASH_BWD_ATOMIC_WALK=0" sch=atomic c=1,0 ;;
+        walk1) e="" sch=atomic c=1,0 ;;
+        ushift) e="DASH_DEBUG_UNORDERED=1" sch=shift c=0 ;;
+        shift) e="" sch=shift c=0 ;;
+      esac
+      for d in 128 64; do
+        env $e timeout -k 5 90 bins/new/dash-attn bench --hdim $d --causal $c --seqlen 2048,4096,8192,16384 \
+          --schedules $sch --json "$O/ab-$cfg-d$d-r$r.json" > "$O/ab-$cfg-d$d-r$r.log" 2>&1 || echo "bench $cfg d$d r$r rc $?"
+      done
+    done
+    echo "round $r $(el)"; save
+  done
+  python3 - "$O" <<'PY'
+import json, sys
+O = sys.argv[1]
+t = {}
+for cfg in ("walk0", "walk1", "ushift", "shift"):
+    for d in (128, 64):
+        for r in (1, 2):
+            try:
+                rows = json.load(open(f"{O}/ab-{cfg}-d{d}-r{r}.json"))
+            except Exception as e:
+                print("missing", cfg, d, r, e); continue
+            for row in rows:
+                k = (cfg, d, "causal" if row["causal"] else "full", row["seqlen"])
+                t[k] = min(t.get(k, 1e9), row["bwd_ms"])
+                t[("tf",) + k] = max(t.get(("tf",) + k, 0), row.get("bwd_tflops", 0))
+                t[("hb",) + k] = row.get("head_block"); t[("bm",) + k] = row.get("block_m"); t[("aw",) + k] = (row.get("atomic_walk"), row.get("atomic_walk") if cfg != "walk0" else None)
+print("speed ratios, min time of 2 rounds (walk1 = the new default atomic)")
+print("hdim mask   seqlen  walk1/walk0  ushift/walk1  shift/walk1  walk1 TF  walk0 TF  shift TF  block_m head_block walk(walk1)")
+for d in (128, 64):
+    for m in ("full", "causal"):
+        for s in (2048, 4096, 8192, 16384):
+            g = lambda c: t.get((c, d, m, s))
+            if None in (g("walk0"), g("walk1")): print(d, m, s, "missing"); continue
+            f = lambda c: f"{g('walk1')/g(c):12.3f}" if g(c) else f"{'-':>12s}"
+            tf = lambda c: f"{t[('tf',c,d,m,s)]:8.1f}" if g(c) else f"{'-':>8s}"
+            print(f"{d:4d} {m:6s} {s:6d}  {g('walk0')/g('walk1'):11.3f}  {f('ushift')}  {f('shift')}  {tf('walk1')}  {tf('walk0')}  {tf('shift')}"
+                  f"  {t[('bm','walk1',d,m,s)]} {t[('hb','walk1',d,m,s)]} {t[('aw','walk1',d,m,s)][0]}")
+PY
+  save
+  pip_wait; echo "pip done $(el)"
+  run_pytest() { echo "pytest not run in this call"; }
+  PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 128,64 --seqlens 2048,4096,8192,16384"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-330} \
+    PEERS_BUDGET=${PEERS_BUDGET:-290} PYTEST_LAST=1 pytest_and_peers
+  echo "total $(el)"
+}
+main 2>&1 | tee "$O/run.log"
+save; [ -f "$O/peers.json" ] && cp "$O/peers.json" "$O/table.md" "$DEST/"; true
