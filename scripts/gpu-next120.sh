@@ -4,7 +4,8 @@
 # full masks atomic now visits Q tiles in full-mask shift's cyclic order (DASH_BWD_ATOMIC_WALK=0: descending's, the old).
 # (1) the package's pip install in the background while the atomic / take-late / head-block GPU tests run; (2) 2
 # interleaved rounds of `dash-attn bench`, hdim 128 and 64, 2k-16k: atomic with walk 0 and the default (both masks: at
-# causal the two are the same model, a noise floor), shift with DASH_DEBUG_UNORDERED=1 (ushift) and ordered shift, full
+# causal the two are the same model, a noise floor), atomic on the two-buffer kernel (dq2: DASH_BWD_SM90_DQ2=1, hdim
+# 128 full), shift with DASH_DEBUG_UNORDERED=1 (ushift) and ordered shift, full
 # masks; ratios (min of the rounds); (3) the peers sweep at head_dim 128 and 64, 2k-16k (PEERS_EXTRA / PEERS_TIMEOUT /
 # PEERS_BUDGET override), 3 rounds: the det / atomic ratios against the new atomic, and the targets' table.
 set -uo pipefail
@@ -19,14 +20,16 @@ main() {
     > "$O/tests.log" 2>&1; echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED)|FAILED  \]|SKIPPED \]" "$O/tests.log" | head -20
   save
   for r in 1 2; do
-    for cfg in walk0 walk1 ushift shift; do
+    for cfg in walk0 walk1 dq2 ushift shift; do
+      ds="128 64"
       case $cfg in
         walk0) e="DASH_BWD_ATOMIC_WALK=0" sch=atomic c=1,0 ;;
         walk1) e="" sch=atomic c=1,0 ;;
+        dq2) e="DASH_BWD_SM90_DQ2=1" sch=atomic c=0 ds=128 ;;
         ushift) e="DASH_DEBUG_UNORDERED=1" sch=shift c=0 ;;
         shift) e="" sch=shift c=0 ;;
       esac
-      for d in 128 64; do
+      for d in $ds; do
         env $e timeout -k 5 90 bins/new/dash-attn bench --hdim $d --causal $c --seqlen 2048,4096,8192,16384 \
           --schedules $sch --json "$O/ab-$cfg-d$d-r$r.json" > "$O/ab-$cfg-d$d-r$r.log" 2>&1 || echo "bench $cfg d$d r$r rc $?"
       done
@@ -37,8 +40,8 @@ main() {
 import json, sys
 O = sys.argv[1]
 t = {}
-for cfg in ("walk0", "walk1", "ushift", "shift"):
-    for d in (128, 64):
+for cfg in ("walk0", "walk1", "dq2", "ushift", "shift"):
+    for d in ((128,) if cfg == "dq2" else (128, 64)):
         for r in (1, 2):
             try:
                 rows = json.load(open(f"{O}/ab-{cfg}-d{d}-r{r}.json"))
@@ -50,7 +53,7 @@ for cfg in ("walk0", "walk1", "ushift", "shift"):
                 t[("tf",) + k] = max(t.get(("tf",) + k, 0), row.get("bwd_tflops", 0))
                 t[("hb",) + k] = row.get("head_block"); t[("bm",) + k] = row.get("block_m"); t[("aw",) + k] = (row.get("atomic_walk"), row.get("atomic_walk") if cfg != "walk0" else None)
 print("speed ratios, min time of 2 rounds (walk1 = the new default atomic)")
-print("hdim mask   seqlen  walk1/walk0  ushift/walk1  shift/walk1  walk1 TF  walk0 TF  shift TF  block_m head_block walk(walk1)")
+print("hdim mask   seqlen  walk1/walk0  dq2/walk1  ushift/walk1  shift/walk1  walk1 TF  walk0 TF  shift TF  block_m head_block walk(walk1)")
 for d in (128, 64):
     for m in ("full", "causal"):
         for s in (2048, 4096, 8192, 16384):
@@ -58,7 +61,7 @@ for d in (128, 64):
             if None in (g("walk0"), g("walk1")): print(d, m, s, "missing"); continue
             f = lambda c: f"{g('walk1')/g(c):12.3f}" if g(c) else f"{'-':>12s}"
             tf = lambda c: f"{t[('tf',c,d,m,s)]:8.1f}" if g(c) else f"{'-':>8s}"
-            print(f"{d:4d} {m:6s} {s:6d}  {g('walk0')/g('walk1'):11.3f}  {f('ushift')}  {f('shift')}  {tf('walk1')}  {tf('walk0')}  {tf('shift')}"
+            print(f"{d:4d} {m:6s} {s:6d}  {g('walk0')/g('walk1'):11.3f}  {f('dq2')}  {f('ushift')}  {f('shift')}  {tf('walk1')}  {tf('walk0')}  {tf('shift')}"
                   f"  {t[('bm','walk1',d,m,s)]} {t[('hb','walk1',d,m,s)]} {t[('aw','walk1',d,m,s)][0]}")
 PY
   save
