@@ -36,34 +36,8 @@ main() {
     done
     echo "round $r $(el)"; save
   done
-  python3 - "$O" <<'PY'
-import json, sys
-O = sys.argv[1]
-t = {}
-for cfg in ("walk0", "walk1", "dq2", "ushift", "shift"):
-    for d in ((128,) if cfg == "dq2" else (128, 64)):
-        for r in (1, 2):
-            try:
-                rows = json.load(open(f"{O}/ab-{cfg}-d{d}-r{r}.json"))
-            except Exception as e:
-                print("missing", cfg, d, r, e); continue
-            for row in rows:
-                k = (cfg, d, "causal" if row["causal"] else "full", row["seqlen"])
-                t[k] = min(t.get(k, 1e9), row["bwd_ms"])
-                t[("tf",) + k] = max(t.get(("tf",) + k, 0), row.get("bwd_tflops", 0))
-                t[("hb",) + k] = row.get("head_block"); t[("bm",) + k] = row.get("block_m"); t[("aw",) + k] = (row.get("atomic_walk"), row.get("atomic_walk") if cfg != "walk0" else None)
-print("speed ratios, min time of 2 rounds (walk1 = the new default atomic)")
-print("hdim mask   seqlen  walk1/walk0  dq2/walk1  ushift/walk1  shift/walk1  walk1 TF  walk0 TF  shift TF  block_m head_block walk(walk1)")
-for d in (128, 64):
-    for m in ("full", "causal"):
-        for s in (2048, 4096, 8192, 16384):
-            g = lambda c: t.get((c, d, m, s))
-            if None in (g("walk0"), g("walk1")): print(d, m, s, "missing"); continue
-            f = lambda c: f"{g('walk1')/g(c):12.3f}" if g(c) else f"{'-':>12s}"
-            tf = lambda c: f"{t[('tf',c,d,m,s)]:8.1f}" if g(c) else f"{'-':>8s}"
-            print(f"{d:4d} {m:6s} {s:6d}  {g('walk0')/g('walk1'):11.3f}  {f('dq2')}  {f('ushift')}  {f('shift')}  {tf('walk1')}  {tf('walk0')}  {tf('shift')}"
-                  f"  {t[('bm','walk1',d,m,s)]} {t[('hb','walk1',d,m,s)]} {t[('aw','walk1',d,m,s)][0]}")
-PY
+  # speed over the new default atomic (walk1), per hdim / mask / length; what walk1 ran (block_m is in the JSON)
+  python3 scripts/env_ab_table.py "$O" walk1 walk0 dq2 ushift shift --schedule-blind
   save
   pip_wait; echo "pip done $(el)"
   run_pytest() { echo "pytest not run in this call"; }
