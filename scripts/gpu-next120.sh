@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# GPU machine (forty-fifth session). .snap: bins.txz (bins/new = HEAD's dash-attn, dash_gpu_tests); head.tgz (the package's
-# sources) is made here from the working tree. Atomic's walk (ScheduleModel::default_atomic_walk, docs/perf.md v46): on
-# full masks atomic now visits Q tiles in full-mask shift's cyclic order (DASH_BWD_ATOMIC_WALK=0: descending's, the old).
-# (1) the package's pip install in the background while the atomic / take-late / head-block GPU tests run; (2) 2
-# interleaved rounds of `dash-attn bench`, hdim 128 and 64, 2k-16k: atomic with walk 0 and the default (both masks: at
-# causal the two are the same model, a noise floor), atomic on the two-buffer kernel (dq2: DASH_BWD_SM90_DQ2=1, hdim
-# 128 full), shift with DASH_DEBUG_UNORDERED=1 (ushift) and ordered shift, full
-# masks; ratios (min of the rounds); (3) the peers sweep at head_dim 128 and 64, 2k-16k (PEERS_EXTRA / PEERS_TIMEOUT /
-# PEERS_BUDGET override), 3 rounds: the det / atomic ratios against the new atomic, and the targets' table.
+# GPU machine (written in the forty-fifth session, which got no GPU). .snap: bins.txz (bins/new = HEAD's dash-attn,
+# dash_gpu_tests); head.tgz (the package's sources) is made here from the working tree. Atomic's walk
+# (ScheduleModel::default_atomic_walk, docs/perf.md v46): DASH_BWD_ATOMIC_WALK=1 makes atomic on full masks visit Q tiles
+# in full-mask shift's cyclic order (the default: descending's). (1) the package's pip install in the background while
+# the atomic / take-late / head-block GPU tests run (the causal atomic head-block-8 default of v45 and the walk);
+# (2) 2 interleaved rounds of `dash-attn bench`, hdim 128 and 64, 2k-16k: atomic with the default walk (walk0) and
+# walk 1 (both masks: at causal walk 1 is refused, the same model, a noise floor), walk 1 on the two-buffer kernel (dq2:
+# DASH_BWD_SM90_DQ2=1, hdim 128 full), shift with DASH_DEBUG_UNORDERED=1 (ushift) and ordered shift at full masks; speed
+# over walk0 (min of the rounds); (3) the peers sweep at head_dim 128 and 64, 2k-16k (PEERS_EXTRA / PEERS_TIMEOUT /
+# PEERS_BUDGET override), 3 rounds: the det / atomic ratios against v45's atomic, and the targets' table.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
@@ -23,9 +24,9 @@ main() {
     for cfg in walk0 walk1 dq2 ushift shift; do
       ds="128 64"
       case $cfg in
-        walk0) e="DASH_BWD_ATOMIC_WALK=0" sch=atomic c=1,0 ;;
-        walk1) e="" sch=atomic c=1,0 ;;
-        dq2) e="DASH_BWD_SM90_DQ2=1" sch=atomic c=0 ds=128 ;;
+        walk0) e="" sch=atomic c=1,0 ;;
+        walk1) e="DASH_BWD_ATOMIC_WALK=1" sch=atomic c=1,0 ;;
+        dq2) e="DASH_BWD_SM90_DQ2=1 DASH_BWD_ATOMIC_WALK=1" sch=atomic c=0 ds=128 ;;
         ushift) e="DASH_DEBUG_UNORDERED=1" sch=shift c=0 ;;
         shift) e="" sch=shift c=0 ;;
       esac
@@ -36,8 +37,8 @@ main() {
     done
     echo "round $r $(el)"; save
   done
-  # speed over the new default atomic (walk1), per hdim / mask / length; what walk1 ran (block_m is in the JSON)
-  python3 scripts/env_ab_table.py "$O" walk1 walk0 dq2 ushift shift --schedule-blind
+  # speed over the default atomic (walk0), per hdim / mask / length; what shift ran (block_m is in the JSON)
+  python3 scripts/env_ab_table.py "$O" walk0 walk1 dq2 ushift shift --schedule-blind
   save
   pip_wait; echo "pip done $(el)"
   run_pytest() { echo "pytest not run in this call"; }

@@ -147,7 +147,7 @@ struct ScheduleModel {
   int head_block = 1;       // task order: heads interleaved in blocks of this many (see task_head)
   int split_tasks = 0;      // last-wave split: the last split_tasks tasks of the numbering ...
   int split_pieces = 1;     // ... are cut into this many pieces each (see with_last_wave_split)
-  int atomic_walk = 0;      // atomic only: 0 = descending's visits, 1 = full-mask shift's (see default_atomic_walk)
+  int atomic_walk = 0;      // atomic, full masks: 0 = descending's visits, 1 = full-mask shift's (default_atomic_walk)
 
   // Symmetric shift only makes sense with a causal mask; on a full mask it is shift.
   // strided_starts: shift / symmetric shift start their walks `start_stride` Q tiles apart when
@@ -227,19 +227,20 @@ struct ScheduleModel {
     return ordered ? kDefaultHeadBlock : 1;  // 80, 96 and 112 rows
   }
 
-  // Atomic's visits. On causal masks descending's (m - 1 - t): the order that measured fastest there
-  // (unordered shift ran 0.59-0.86x of atomic at causal 2k-16k, H100, docs/perf.md v45). On full masks
-  // of the sm90 kernel's tiles (block_n 128) full-mask shift's cyclic walk from Q tile j mod m: the
-  // unordered-shift diagnostic, the same visits, ran 1.1-2.2% ahead of atomic at hdim 128 full 2k-16k
-  // and 4-5% at hdim 64 (v45): with every KV tile of a head walking down from Q tile m - 1, the CTAs
-  // of one head meet on the same dQ tile and their reduce-adds queue on its L2 lines. Atomic has no
-  // chain, so any walk is deadlock-free and the bits are not defined anyway. DASH_BWD_ATOMIC_WALK=0 /
-  // =1 forces descending's / shift's walk (attn_bwd); the sm80 kernel's tiles keep descending's.
-  DASH_HD static int default_atomic_walk(const TileProblem& prob, Schedule s) {
-    return s == Schedule::kAtomic && !prob.causal && prob.block_n == 128 ? 1 : 0;
-  }
-  // This model (atomic only) with walk w (0: descending's visits, 1: full-mask shift's; ignored on
-  // causal masks, where the shift walk's visible suffix would need the general case).
+  // Atomic's visits: descending's (m - 1 - t) by default. The alternative, for full masks only, is
+  // full-mask shift's cyclic walk from Q tile j mod m (with_atomic_walk(1); attn_bwd's
+  // DASH_BWD_ATOMIC_WALK=1). Why it may be faster: the unordered-shift diagnostic, whose visits these are,
+  // ran 1.1-2.2% ahead of atomic at hdim 128 full 2k-16k and 4-5% at hdim 64 (H100, docs/perf.md v45);
+  // with every KV tile of a head walking down from Q tile m - 1, the CTAs of one head meet on the same
+  // dQ tile and their reduce-adds queue on its L2 lines. But that diagnostic also differs from atomic
+  // in its kernel (hdim 128: the two-buffer kernel, no last-wave split) and in its group take, so the
+  // walk alone has not been measured: it is opt-in until scripts/gpu-next120.sh's A/B has run (written in
+  // the forty-fifth session, which got no GPU). On causal masks unordered shift ran 0.59-0.86x of
+  // atomic, and the walk would need the visible suffix's general case: not offered there. Atomic has
+  // no chain, so any walk is deadlock-free, and its bits are not defined anyway.
+  DASH_HD static int default_atomic_walk(const TileProblem&, Schedule) { return 0; }
+  // This model (atomic only, full masks only; otherwise unchanged) with walk w: 0 descending's visits,
+  // 1 full-mask shift's.
   DASH_HD ScheduleModel with_atomic_walk(int w) const {
     ScheduleModel r = *this;
     r.atomic_walk = schedule == Schedule::kAtomic && !p.causal && w != 0 ? 1 : 0;

@@ -491,8 +491,9 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     }
     if (b > 0) model = model.with_head_block(static_cast<int>(std::min<long>(b, 1L << 20)));
   }
-  // Atomic's walk on full masks (ScheduleModel::default_atomic_walk): DASH_BWD_ATOMIC_WALK=0 descending's
-  // visits, =1 shift's cyclic walk (an A/B switch; atomic's bits are not defined).
+  // Atomic's walk on full masks (ScheduleModel::default_atomic_walk: descending's visits):
+  // DASH_BWD_ATOMIC_WALK=1 full-mask shift's cyclic walk, an A/B switch not yet measured on a GPU
+  // (scripts/gpu-next120.sh); =0 the default. Atomic's bits are not defined either way.
   if (model.schedule == Schedule::kAtomic) {
     const char* aw = kernels::env_get("DASH_BWD_ATOMIC_WALK");
     if (aw != nullptr && *aw != '\0') model = model.with_atomic_walk(std::atoi(aw));

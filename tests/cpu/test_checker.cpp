@@ -160,32 +160,36 @@ TEST(Checker, DefaultHeadBlocksOfTheSm90Tiles) {
   EXPECT_EQ(sm80.head_block, 1) << "other tiles keep the head-major order";
 }
 
-// Atomic's walk (ScheduleModel::default_atomic_walk): on full masks of the sm90 kernel's tiles KV tile j
-// walks cyclically from Q tile j mod m (full-mask shift's visits); on causal masks, on the sm80
-// kernel's tiles and with with_atomic_walk(0) it walks down from Q tile m - 1 (descending's). Every
-// such model checks (coverage, step_of the inverse of visit, nothing ever waits).
-TEST(Checker, AtomicWalksLikeShiftOnFullMasksOfTheSm90Tiles) {
+// Atomic's walk (ScheduleModel::default_atomic_walk, with_atomic_walk): by default KV tile j walks down
+// from Q tile m - 1 (descending's visits); with walk 1 on a full mask it walks cyclically from Q tile
+// j mod m (full-mask shift's visits), on causal masks walk 1 is refused (the model keeps descending's).
+// Every such model checks (coverage, step_of the inverse of visit, nothing ever waits), on the sm90
+// kernel's tiles and on the sm80 kernel's, with Q tiles outnumbering KV tiles and the other way round.
+TEST(Checker, AtomicWalkIsDescendingOrOnFullMasksShifts) {
   for (int bm : {64, 80, 96})
-    for (bool causal : {false, true})
-      for (int seqlen : {113, 1000, 2048, 4096}) {
-        const ScheduleModel sm = ScheduleModel::make(problem({2, 4, 2, seqlen, seqlen, bm, 128}, causal), Schedule::kAtomic);
-        EXPECT_EQ(sm.atomic_walk, causal ? 0 : 1) << bm << " " << seqlen;
-        for (const ScheduleModel& v : {sm, sm.with_atomic_walk(0), sm.with_atomic_walk(1)}) {
-          const CheckResult r = check_schedule(v, 40);
-          EXPECT_TRUE(r.ok) << bm << " " << seqlen << (causal ? " causal: " : " full: ") << r.error;
-        }
-        const ScheduleModel down = sm.with_atomic_walk(0);
-        EXPECT_EQ(sm.with_atomic_walk(1).atomic_walk, causal ? 0 : 1) << "the shift walk is for full masks only";
-        for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
-          const int j = sm.kv_tile(slot, 0);
-          EXPECT_EQ(down.visit(slot, 0, 0), sm.m - 1);
-          EXPECT_EQ(sm.visit(slot, 0, 0), causal ? sm.m - 1 : j % sm.m) << bm << " " << seqlen << " slot " << slot;
-        }
-      }
-  const ScheduleModel sm80 = ScheduleModel::make(problem({1, 2, 2, 1000, 1000, 64, 64}, false), Schedule::kAtomic);
-  EXPECT_EQ(sm80.atomic_walk, 0) << "the sm80 kernel's tiles keep descending's walk";
+    for (int bn : {64, 128})
+      for (bool causal : {false, true})
+        for (int sq : {113, 1000, 2048})
+          for (int sk : {sq, 300}) {
+            const ScheduleModel sm = ScheduleModel::make(problem({2, 4, 2, sq, sk, bm, bn}, causal), Schedule::kAtomic);
+            const ScheduleModel walk = sm.with_atomic_walk(1);
+            const std::string what = std::to_string(bm) + "x" + std::to_string(bn) + " sq " + std::to_string(sq) +
+                                     " sk " + std::to_string(sk) + (causal ? " causal" : " full");
+            EXPECT_EQ(sm.atomic_walk, 0) << what;
+            EXPECT_EQ(walk.atomic_walk, causal ? 0 : 1) << what << ": the shift walk is for full masks only";
+            EXPECT_EQ(walk.with_atomic_walk(0).atomic_walk, 0) << what;
+            for (const ScheduleModel& v : {sm, walk}) {
+              const CheckResult r = check_schedule(v, 40);
+              EXPECT_TRUE(r.ok) << what << ": " << r.error;
+            }
+            for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
+              const int j = sm.kv_tile(slot, 0);
+              if (sm.num_steps(slot, 0) == 0) continue;
+              EXPECT_EQ(sm.visit(slot, 0, 0), sm.m - 1) << what << " slot " << slot;
+              EXPECT_EQ(walk.visit(slot, 0, 0), causal ? sm.m - 1 : j % sm.m) << what << " slot " << slot;
+            }
+          }
   const ScheduleModel desc = ScheduleModel::make(problem({1, 2, 2, 1000, 1000, 80, 128}, false), Schedule::kDescending);
-  EXPECT_EQ(desc.atomic_walk, 0);
   EXPECT_EQ(desc.with_atomic_walk(1).atomic_walk, 0) << "only atomic has a walk to choose";
 }
 

@@ -1842,6 +1842,42 @@ TEST(BwdSm90Producer24, AtomicModeAccurate) {
   expect_atomic_accurate_with({"DASH_BWD_SM90_PRODUCER24"}, 8800, 24);
 }
 
+// Atomic's shift walk (DASH_BWD_ATOMIC_WALK=1, ScheduleModel::with_atomic_walk): on full masks KV tile j
+// visits Q tiles cyclically from j mod m; causal masks keep descending's walk. As accurate as the
+// default walk, on the 64-row tiles, on the tall tiles (from 1024 rows: 80 rows at hdim 128, 96 at 64),
+// on the two-buffer kernel (DASH_BWD_SM90_DQ2=1, hdim 128), with fewer KV than Q tiles and the other
+// way round, at the default grid and at 31 CTAs; the launch reports the walk that ran.
+TEST(BwdSm90AtomicWalk, ShiftWalkAccurateOnFullMasks) {
+  REQUIRE_SM90();
+  ScopedEnv walk("DASH_BWD_ATOMIC_WALK", "1");
+  int idx = 0;
+  for (const char* dq2 : {"", "1"})
+    for (int d : {128, 64})
+      for (bool causal : {false, true})
+        for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1100, 1100, 4, 2},
+                                          std::tuple{2, 300, 700, 4, 1}, std::tuple{1, 1030, 260, 2, 2}}) {
+          if (*dq2 != '\0' && (d != 128 || causal)) continue;
+          ScopedEnv two("DASH_BWD_SM90_DQ2", *dq2 != '\0' ? dq2 : nullptr);
+          ProblemSpec s = spec_of(DType::kBF16, d, causal, {b, sq, sk, hq, hkv}, 9950 + idx++);
+          const Sm90Case c{s, Schedule::kAtomic};
+          Problem pr(s);
+          const Refs& r = references(s);
+          ASSERT_TRUE(tested_forward(pr).ok());
+          CUDA_OK(cudaDeviceSynchronize());
+          for (int grid : {0, 31}) {
+            AttnBwdParams p = pr.bwd_params(Schedule::kAtomic);
+            p.allow_fallback = false;
+            p.num_ctas = grid;
+            BwdLaunchInfo info;
+            const Status st = run_sm90_bwd(pr, p, &info);
+            ASSERT_TRUE(st.ok()) << st.message;
+            ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
+            EXPECT_EQ(info.atomic_walk, causal ? 0 : 1) << "hdim " << d << " sq " << sq << " sk " << sk;
+            check_grads(pr, c, r, info);
+          }
+        }
+}
+
 // The dK / dV epilogue transposes each quad's words and stores 16 bytes per lane (the default;
 // DASH_BWD_DKV_VEC=0: the same transposed words as four 4-byte stores). The same values either way:
 // the same bits, on the 64-row and tall kernels, both head dims and dtypes, every schedule, rows
