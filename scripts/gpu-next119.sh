@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU machine (forty-fourth session; the lean fallback of gpu-next118.sh when little device time is left). .snap as
+# GPU machine (forty-fourth session; the lean fallback of gpu-next120.sh when little device time is left). .snap as
 # there. (1) the head-block and atomic-accuracy GPU tests; (2) 2 interleaved rounds of `dash-attn bench` of every
 # schedule, atomic and auto at 8k / 16k, both masks, both head dims (the head block and tile that ran); then best
 # deterministic / atomic per point (min time of the rounds).
