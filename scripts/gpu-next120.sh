@@ -8,19 +8,22 @@
 # walk 1 (both masks: at causal walk 1 is refused, the same model, a noise floor), walk 1 on the two-buffer kernel (dq2:
 # DASH_BWD_SM90_DQ2=1, hdim 128 full), shift with DASH_DEBUG_UNORDERED=1 (ushift) and ordered shift at full masks; speed
 # over walk0 (min of the rounds); (3) the peers sweep at head_dim 128 and 64, 2k-16k (PEERS_EXTRA / PEERS_TIMEOUT /
-# PEERS_BUDGET override), 3 rounds: the det / atomic ratios against v45's atomic, and the targets' table.
+# PEERS_BUDGET override), 3 rounds: the det / atomic ratios against v45's atomic, and the targets' table. On an H200 (the
+# card the targets are written for) one A/B round and the sweep from 1024 keys, with a longer budget.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
 gpu_setup gpu-next120
 main() {
   cat "$O/machine.txt"
+  local rounds="1 2" seqlens=2048,4096,8192,16384 budget=290
+  if grep -q H200 "$O/machine.txt"; then rounds=1 seqlens=1024,2048,4096,8192,16384 budget=350; fi
   [ -f head.tgz ] || { tar czf /tmp/head.tgz --exclude=./docs/data --exclude=./bins --exclude=./.snap --exclude='./*.txz' . && mv /tmp/head.tgz head.tgz; }
   head_pip_bg || return 1
   timeout -k 5 150 bins/new/dash_gpu_tests --gtest_filter='*atomic*:*Atomic*:BwdSm90TakeLate.*:BwdSm90HeadBlock.*' \
     > "$O/tests.log" 2>&1; echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED)|FAILED  \]|SKIPPED \]" "$O/tests.log" | head -20
   save
-  for r in 1 2; do
+  for r in $rounds; do
     for cfg in walk0 walk1 dq2 ushift shift; do
       ds="128 64"
       case $cfg in
@@ -42,8 +45,8 @@ main() {
   save
   pip_wait; echo "pip done $(el)"
   run_pytest() { echo "pytest not run in this call"; }
-  PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 128,64 --seqlens 2048,4096,8192,16384"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-330} \
-    PEERS_BUDGET=${PEERS_BUDGET:-290} PYTEST_LAST=1 pytest_and_peers
+  PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 128,64 --seqlens $seqlens"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-$((budget + 40))} \
+    PEERS_BUDGET=${PEERS_BUDGET:-$budget} PYTEST_LAST=1 pytest_and_peers
   echo "total $(el)"
 }
 main 2>&1 | tee "$O/run.log"
