@@ -661,7 +661,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.split_pieces = model.split() ? model.split_pieces : 1;
     li.min_coresident = model.min_coresident();
     li.head_block = model.head_block;
-    li.atomic_walk = model.atomic_walk;
+    li.atomic_walk = model.atomic_walk();
     li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m, s.head_dim) : 0;
     li.dq_stage_bufs =
         use_sm90 ? kernels::bwd_sm90_dq_stage_bufs(block_m, s.head_dim, s.dtype, s.causal, li.producer_regs,
