@@ -8,7 +8,7 @@
 # walk 1 (both masks: at causal walk 1 is refused, the same model, a noise floor), walk 1 on the two-buffer kernel (dq2:
 # DASH_BWD_SM90_DQ2=1, hdim 128 full), shift with DASH_DEBUG_UNORDERED=1 (ushift) and ordered shift at full masks; speed
 # over walk0 (min of the rounds); (3) the peers sweep at head_dim 128 and 64, 2k-16k (PEERS_EXTRA / PEERS_TIMEOUT /
-# PEERS_BUDGET override), 3 rounds: the det / atomic ratios against v45's atomic, and the targets' table. On an H200 (the
+# PEERS_BUDGET override; SKIP_PEERS=1 skips it), 3 rounds: the det / atomic ratios against v45's atomic, and the targets' table. On an H200 (the
 # card the targets are written for) one A/B round and the sweep from 1024 keys, with a longer budget.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -43,6 +43,7 @@ main() {
   # speed over the default atomic (walk0), per hdim / mask / length; what shift ran (block_m is in the JSON)
   python3 scripts/env_ab_table.py "$O" walk0 walk1 dq2 ushift shift --schedule-blind
   save
+  [ "${SKIP_PEERS:-0}" = 1 ] && { echo "peers skipped (SKIP_PEERS=1) $(el)"; return 0; }
   pip_wait; echo "pip done $(el)"
   run_pytest() { echo "pytest not run in this call"; }
   PEERS_EXTRA=${PEERS_EXTRA:-"--hdims 128,64 --seqlens $seqlens"} PEERS_TIMEOUT=${PEERS_TIMEOUT:-$((budget + 40))} \
