@@ -241,8 +241,9 @@ struct ScheduleModel {
   // are not defined anyway.
   DASH_HD static int default_atomic_walk(const TileProblem&, Schedule) { return 0; }
   // This model (atomic only, full masks of the sm90 kernel's tiles only; otherwise unchanged) with walk
-  // w: 0 descending's visits, 1 full-mask shift's. Kept in start_stride, which only the shifted schedules read otherwise (a field
-  // of its own made the 80-row sm90 kernel and the sm80 kernel spill: their ScheduleModel copy grew).
+  // w: 0 descending's visits, 1 full-mask shift's. Kept in start_stride, which only the shifted schedules
+  // read otherwise, so that the kernels' ScheduleModel stays as it was (the first version, a field of its
+  // own plus the walk's branches, spilled; the branches alone spilled too, the field was not isolated).
   DASH_HD ScheduleModel with_atomic_walk(int w) const {
     ScheduleModel r = *this;
     if (schedule == Schedule::kAtomic) r.start_stride = !p.causal && p.block_n == 128 && w != 0 ? 1 : 0;
