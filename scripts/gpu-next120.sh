@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# GPU machine (written in the forty-fifth session, which got no GPU). .snap: bins.txz (bins/new = HEAD's dash-attn,
+# GPU machine (written in the forty-fifth session, which got no GPU; ran once in the forty-sixth, at 1c5aa37:
+# docs/data/s46-h100/next120, docs/perf.md v47. The walk lost and DASH_BWD_ATOMIC_WALK is gone since).
+# .snap: bins.txz (bins/new = HEAD's dash-attn,
 # dash_gpu_tests); head.tgz (the package's sources) is made here from the working tree. Atomic's walk
 # (ScheduleModel::default_atomic_walk, docs/perf.md v46): DASH_BWD_ATOMIC_WALK=1 makes atomic on full masks visit Q tiles
 # in full-mask shift's cyclic order (the default: descending's). (1) the package's pip install in the background while

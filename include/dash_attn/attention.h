@@ -98,7 +98,6 @@ struct BwdLaunchInfo {
   int split_pieces = 1;  // (the last-wave split, docs/bwd-sm90.md "The last wave"; DASH_BWD_SPLIT_LAST=0 off)
   int min_coresident = 0;
   int head_block = 1;   // heads whose tasks are interleaved in the task order (schedule.h)
-  int atomic_walk = 0;  // atomic: 0 descending's visits, 1 full-mask shift's (schedule.h default_atomic_walk)
   int dq_writers = 1;   // dQ writer warps (sm90: two, one per staging buffer; one with
                         // DASH_BWD_DUAL_WRITER=0 or where one buffer is staged; docs/bwd-sm90.md)
   int dq_stage_bufs = 0;  // sm90: dQ staging buffers in shared memory (2; 1 with the 80-row tiles at

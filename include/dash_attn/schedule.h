@@ -143,8 +143,7 @@ struct ScheduleModel {
   int tasks_per_head = 1;   // n, or ceil(n/2) for symmetric shift
   int group_width = 1;      // tasks that must run together (min co-resident CTAs)
   int rect_begin = 0;       // symmetric shift: first Q tile of the rectangle all long sides share
-  int start_stride = 1;     // shift / symmetric shift: distance between consecutive start Q tiles;
-                            // atomic: its walk (0 descending's visits, 1 full-mask shift's; atomic_walk())
+  int start_stride = 1;     // shift / symmetric shift: distance between consecutive start Q tiles
   int head_block = 1;       // task order: heads interleaved in blocks of this many (see task_head)
   int split_tasks = 0;      // last-wave split: the last split_tasks tasks of the numbering ...
   int split_pieces = 1;     // ... are cut into this many pieces each (see with_last_wave_split)
@@ -181,7 +180,6 @@ struct ScheduleModel {
       const int r = sm.m - sm.rect_begin;
       sm.start_stride = r >= 2 * sm.tasks_per_head ? r / sm.tasks_per_head : 1;
     }
-    if (s == Schedule::kAtomic) sm = sm.with_atomic_walk(default_atomic_walk(prob, s));
     return sm;
   }
 
@@ -226,30 +224,6 @@ struct ScheduleModel {
     if (prob.block_m == 96 && long_run && ((ordered && !prob.causal) || causal_atomic)) return kLongHeadBlock;
     return ordered ? kDefaultHeadBlock : 1;  // 80, 96 and 112 rows
   }
-
-  // Atomic's visits: descending's (m - 1 - t) by default. The alternative, for full masks only, is
-  // full-mask shift's cyclic walk from Q tile j mod m (with_atomic_walk(1); attn_bwd's
-  // DASH_BWD_ATOMIC_WALK=1). Why it may be faster: the unordered-shift diagnostic, whose visits these are,
-  // ran 1.1-2.2% ahead of atomic at hdim 128 full 2k-16k and 4-5% at hdim 64 (H100, docs/perf.md v45);
-  // with every KV tile of a head walking down from Q tile m - 1, the CTAs of one head meet on the same
-  // dQ tile and their reduce-adds queue on its L2 lines. But that diagnostic also differs from atomic
-  // in its kernel (hdim 128: the two-buffer kernel, no last-wave split) and in its group take, so the
-  // walk alone has not been measured: it is opt-in until scripts/gpu-next120.sh's A/B has run (written in
-  // the forty-fifth session, which got no GPU). On causal masks unordered shift ran 0.59-0.86x of
-  // atomic, and the walk would need the visible suffix's general case: not offered there, nor on the
-  // sm80 kernel's tiles (block_n 64). Atomic has no chain, so any walk is deadlock-free, and its bits
-  // are not defined anyway.
-  DASH_HD static int default_atomic_walk(const TileProblem&, Schedule) { return 0; }
-  // This model (atomic only, full masks of the sm90 kernel's tiles only; otherwise unchanged) with walk
-  // w: 0 descending's visits, 1 full-mask shift's. Kept in start_stride, which only the shifted schedules
-  // read otherwise, so that the kernels' ScheduleModel stays as it was (the first version, a field of its
-  // own plus the walk's branches, spilled; the branches alone spilled too, the field was not isolated).
-  DASH_HD ScheduleModel with_atomic_walk(int w) const {
-    ScheduleModel r = *this;
-    if (schedule == Schedule::kAtomic) r.start_stride = !p.causal && p.block_n == 128 && w != 0 ? 1 : 0;
-    return r;
-  }
-  DASH_HD int atomic_walk() const { return schedule == Schedule::kAtomic ? start_stride : 0; }
 
   DASH_HD bool deterministic() const { return schedule != Schedule::kAtomic; }
   DASH_HD int num_tasks() const { return p.num_heads() * tasks_per_head; }
@@ -425,46 +399,29 @@ struct ScheduleModel {
   // tiles are stride apart by the same rule (r >= 2 * tasks_per_head: stride r / tasks_per_head).
   DASH_HD int rect_stride() const { return start_stride; }
 
-  // Q tile visited at step t by side `side` of slot `slot`. kAtomicWalk false: atomic visits as
-  // descending whatever its walk (the sm80 kernel, whose tiles never take the walk). The two forms of the
-  // switch are what ptxas keeps unspilled: the sm80 kernel spilled 60 B at head_dim 128 with the walk's
-  // branch in it, and the 80-row sm90 kernel spilled with that branch in the descending case; the
-  // fall-through into shift's case below is clean (forty-fifth session, scripts/check_ptxas.sh).
-  template <bool kAtomicWalk = true>
+  // Q tile visited at step t by side `side` of slot `slot`.
   DASH_HD int visit(int slot, int side, int t) const {
     const int j = kv_tile(slot, side);
     const int a = p.q_tile_begin(j);
-    if constexpr (kAtomicWalk) {
-      switch (schedule) {
-        case Schedule::kAtomic:
-          if (start_stride == 0) return m - 1 - t;  // atomic_walk() 0: descending's
-          [[fallthrough]];  // walk 1 (full mask, start_stride 1): shift's cyclic walk from Q tile j mod m
-        case Schedule::kShift: return shift_visit(j, a, t);
-        case Schedule::kDescending: return m - 1 - t;
-        case Schedule::kSymmetricShift: return symmetric_shift_visit(slot, side, a, t);
-        default: return a + t;  // ascending, spt
+    switch (schedule) {
+      case Schedule::kDescending:
+      case Schedule::kAtomic:
+        return m - 1 - t;
+      case Schedule::kShift: {
+        // Cyclic order starting at Q tile shift_start(j), restricted to the visible suffix [a, m).
+        const int j0 = shift_start(j);
+        if (j0 < a) return a + t;
+        return t < m - j0 ? j0 + t : a + (t - (m - j0));
       }
-    } else {
-      switch (schedule) {
-        case Schedule::kDescending:
-        case Schedule::kAtomic: return m - 1 - t;
-        case Schedule::kShift: return shift_visit(j, a, t);
-        case Schedule::kSymmetricShift: return symmetric_shift_visit(slot, side, a, t);
-        default: return a + t;
+      case Schedule::kSymmetricShift: {
+        if (side == 1) return m - 1 - t;  // short side: descending
+        const int r = m - rect_begin;     // rectangle shared by every long side
+        if (t < r) return rect_begin + (rect_stride() * slot + t) % r;
+        return a + (t - r);               // private triangle, ascending
       }
+      default:  // ascending, spt
+        return a + t;
     }
-  }
-  // Shift: cyclic order starting at Q tile shift_start(j), restricted to the visible suffix [a, m).
-  DASH_HD int shift_visit(int j, int a, int t) const {
-    const int j0 = shift_start(j);
-    if (j0 < a) return a + t;
-    return t < m - j0 ? j0 + t : a + (t - (m - j0));
-  }
-  DASH_HD int symmetric_shift_visit(int slot, int side, int a, int t) const {
-    if (side == 1) return m - 1 - t;  // short side: descending
-    const int r = m - rect_begin;     // rectangle shared by every long side
-    if (t < r) return rect_begin + (rect_stride() * slot + t) % r;
-    return a + (t - r);               // private triangle, ascending
   }
 
   // Inverse of visit: step at which KV tile j visits Q tile i (i must be visible from j).
@@ -473,23 +430,14 @@ struct ScheduleModel {
   DASH_HD int step_of(int j, int i) const {
     const int a = p.q_tile_begin(j);
     switch (schedule) {
+      case Schedule::kDescending:
+      case Schedule::kAtomic:
+        return m - 1 - i;
       case Schedule::kShift: {
         const int j0 = shift_start(j);
         if (j0 < a) return i - a;
         return i >= j0 ? i - j0 : (m - j0) + (i - a);
       }
-      case Schedule::kDescending:
-      case Schedule::kAtomic:
-#ifndef __CUDA_ARCH__
-        // Atomic's walk 1 (full mask): the inverse of visit's cyclic walk from Q tile j mod m. Host only
-        // (the checker, the planner): the kernels never ask atomic's step_of, it has no ranks, and the
-        // branch in the device copy made the 80-row sm90 kernel spill (ptxas: 640 B).
-        if (schedule == Schedule::kAtomic && start_stride != 0) {
-          const int d = i - j % m;
-          return d >= 0 ? d : d + m;
-        }
-#endif
-        return m - 1 - i;
       case Schedule::kSymmetricShift: {
         const int slot = slot_of(j);
         if (side_of(j) == 1) return num_steps(slot, 0) + (m - 1 - i);

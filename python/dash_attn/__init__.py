@@ -51,8 +51,7 @@ def last_bwd_info() -> Optional[dict]:
     that ran (``auto`` resolved, or ``descending`` after a fallback), ``num_ctas``,
     ``fell_back``, ``note``, ``dispatch``, ``block_m``, ``block_n``, ``num_tasks``,
     ``split_tasks`` / ``split_pieces`` (the last-wave split: tasks run as that many pieces each; 0 /
-    1: none), ``min_coresident``, ``head_block``, ``atomic_walk`` (atomic: 0 descending's visits, 1 full-mask shift's with
-    DASH_BWD_ATOMIC_WALK=1), ``dq_writers``, ``dq_stage_bufs`` (the sm90 backward's dQ
+    1: none), ``min_coresident``, ``head_block``, ``dq_writers``, ``dq_stage_bufs`` (the sm90 backward's dQ
     staging buffers: 2, or 1 with 80-row tiles at head_dim 128 but for full-mask shift), ``producer_regs`` (the sm90 backward's
     producer setmaxnreg: 40, or 24 with 80-row Q tiles at head_dim 128 or DASH_BWD_SM90_PRODUCER24=1; 0 on the sm80 kernel),
     ``split_rank`` (the split dQ rank variant ran: shift / symmetric shift), ``writer_rank``

@@ -491,13 +491,6 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     }
     if (b > 0) model = model.with_head_block(static_cast<int>(std::min<long>(b, 1L << 20)));
   }
-  // Atomic's walk on full masks (ScheduleModel::default_atomic_walk: descending's visits):
-  // DASH_BWD_ATOMIC_WALK=1 full-mask shift's cyclic walk, an A/B switch not yet measured on a GPU
-  // (scripts/gpu-next120.sh); =0 the default. Atomic's bits are not defined either way.
-  if (model.schedule == Schedule::kAtomic) {
-    const char* aw = kernels::env_get("DASH_BWD_ATOMIC_WALK");
-    if (aw != nullptr && *aw != '\0') model = model.with_atomic_walk(std::atoi(aw));
-  }
   // The last-wave split (sm90 only; DASH_BWD_SPLIT_LAST=0 off): planned for kLastWaveSms, not for
   // this device, so that the bits do not depend on it. The workspace layout reserved its partials.
   if (use_sm90 && kernels::bwd_split_last_enabled() && kernels::bwd_sm90_kernel_splits(block_m, s.head_dim, model.schedule)) {
@@ -661,7 +654,6 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.split_pieces = model.split() ? model.split_pieces : 1;
     li.min_coresident = model.min_coresident();
     li.head_block = model.head_block;
-    li.atomic_walk = model.atomic_walk();
     li.producer_regs = use_sm90 ? kernels::bwd_sm90_producer_regs(block_m, s.head_dim) : 0;
     li.dq_stage_bufs =
         use_sm90 ? kernels::bwd_sm90_dq_stage_bufs(block_m, s.head_dim, s.dtype, s.causal, li.producer_regs,

@@ -374,7 +374,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
       // Program order: for step, for query head of the group (schedule.h).
       auto load_step = [&](int s) {
         const int hq = hk * G + s % G;
-        const int i = M.template visit<false>(slot, side, s / G);  // (no atomic walk on these tiles)
+        const int i = M.visit(slot, side, s / G);
         const int buf = s & 1;
         const T* q_base = static_cast<const T*>(p.q.ptr) + b * p.q.sb + hq * p.q.sh;
         const T* do_base = static_cast<const T*>(p.dout.ptr) + b * p.dout.sb + hq * p.dout.sh;
@@ -395,7 +395,7 @@ __global__ void __launch_bounds__(kBwdThreads, 1) attn_bwd_main(const BwdKernelP
 
       for (int s = 0; s < total; ++s) {
         const int hq = hk * G + s % G;
-        const int i = M.template visit<false>(slot, side, s / G);  // (no atomic walk on these tiles)
+        const int i = M.visit(slot, side, s / G);
         const int buf = s & 1;
         const T* cQ = sQ + buf * BM * LD;
         const T* cdO = sdO + buf * BM * LD;

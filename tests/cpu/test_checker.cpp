@@ -160,41 +160,6 @@ TEST(Checker, DefaultHeadBlocksOfTheSm90Tiles) {
   EXPECT_EQ(sm80.head_block, 1) << "other tiles keep the head-major order";
 }
 
-// Atomic's walk (ScheduleModel::default_atomic_walk, with_atomic_walk): by default KV tile j walks down
-// from Q tile m - 1 (descending's visits); with walk 1 on a full mask it walks cyclically from Q tile
-// j mod m (full-mask shift's visits); on causal masks and on the sm80 kernel's tiles (block_n 64) walk 1
-// is refused (the model keeps descending's), and visit<false> (the sm80 kernel's) is descending's always.
-// Every such model checks (coverage, step_of the inverse of visit, nothing ever waits), on both
-// kernels' tiles, with Q tiles outnumbering KV tiles and the other way round.
-TEST(Checker, AtomicWalkIsDescendingOrOnFullMasksShifts) {
-  for (int bm : {64, 80, 96})
-    for (int bn : {64, 128})
-      for (bool causal : {false, true})
-        for (int sq : {113, 1000, 2048})
-          for (int sk : {sq, 300}) {
-            const ScheduleModel sm = ScheduleModel::make(problem({2, 4, 2, sq, sk, bm, bn}, causal), Schedule::kAtomic);
-            const ScheduleModel walk = sm.with_atomic_walk(1);
-            const std::string what = std::to_string(bm) + "x" + std::to_string(bn) + " sq " + std::to_string(sq) +
-                                     " sk " + std::to_string(sk) + (causal ? " causal" : " full");
-            EXPECT_EQ(sm.atomic_walk(), 0) << what;
-            EXPECT_EQ(walk.atomic_walk(), causal || bn != 128 ? 0 : 1) << what << ": the shift walk is for full masks of the sm90 tiles only";
-            EXPECT_EQ(walk.with_atomic_walk(0).atomic_walk(), 0) << what;
-            for (const ScheduleModel& v : {sm, walk}) {
-              const CheckResult r = check_schedule(v, 40);
-              EXPECT_TRUE(r.ok) << what << ": " << r.error;
-            }
-            for (int slot = 0; slot < sm.tasks_per_head; ++slot) {
-              const int j = sm.kv_tile(slot, 0);
-              if (sm.num_steps(slot, 0) == 0) continue;
-              EXPECT_EQ(sm.visit(slot, 0, 0), sm.m - 1) << what << " slot " << slot;
-              EXPECT_EQ(walk.visit(slot, 0, 0), causal || bn != 128 ? sm.m - 1 : j % sm.m) << what << " slot " << slot;
-              EXPECT_EQ(walk.visit<false>(slot, 0, 0), sm.m - 1) << what << " slot " << slot << ": the sm80 kernel's form";
-            }
-          }
-  const ScheduleModel desc = ScheduleModel::make(problem({1, 2, 2, 1000, 1000, 80, 128}, false), Schedule::kDescending);
-  EXPECT_EQ(desc.with_atomic_walk(1).atomic_walk(), 0) << "only atomic has a walk to choose";
-}
-
 // From 16 KV tiles (1921 keys) the long ordered runs take blocks of kLongHeadBlock heads:
 // descending and full-mask ascending on 64-row tiles, ascending / descending on full masks with
 // 96-row tiles, causal atomic on 64- and 96-row tiles; everything else as above. Every such default model checks too.

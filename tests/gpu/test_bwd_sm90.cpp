@@ -1725,28 +1725,6 @@ TEST(BwdSm90EarlyRelease, BitwiseEqualToTheDefaultPath) {
 // The atomic (unordered) mode is where the switch changes the most: its writer no longer waits for
 // a tile's adds to land before the next (only before it exits). No bits to compare (atomic is not
 // deterministic): every gradient element written and within the low-precision bound of float64.
-// One atomic problem: the forward, then the backward at the default grid and at 31 CTAs, each on the
-// sm90 kernel (with want_producer_regs > 0 that producer setmaxnreg, with want_walk >= 0 that atomic
-// walk) and every gradient element written and within the bound of the float64 reference.
-void expect_atomic_problem_accurate(const ProblemSpec& s, int want_producer_regs = 0, int want_walk = -1) {
-  const Sm90Case c{s, Schedule::kAtomic};
-  Problem pr(s);
-  const Refs& r = references(s);
-  ASSERT_TRUE(tested_forward(pr).ok());
-  CUDA_OK(cudaDeviceSynchronize());
-  for (int grid : {0, 31}) {
-    AttnBwdParams p = pr.bwd_params(Schedule::kAtomic);
-    p.allow_fallback = false;
-    p.num_ctas = grid;
-    BwdLaunchInfo info;
-    const Status st = run_sm90_bwd(pr, p, &info);
-    ASSERT_TRUE(st.ok()) << st.message;
-    ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
-    if (want_producer_regs > 0) ASSERT_EQ(info.producer_regs, want_producer_regs);
-    if (want_walk >= 0) EXPECT_EQ(info.atomic_walk, want_walk) << "sq " << s.seqlen_q << " sk " << s.seqlen_k;
-    check_grads(pr, c, r, info);
-  }
-}
 void expect_atomic_accurate_with(const std::vector<const char*>& switches, int seed0, int want_producer_regs = 0) {
   std::vector<std::unique_ptr<ScopedEnv>> on;
   for (const char* e : switches) on.push_back(std::make_unique<ScopedEnv>(e, "1"));
@@ -1754,9 +1732,25 @@ void expect_atomic_accurate_with(const std::vector<const char*>& switches, int s
   for (int d : {128, 64})
     for (bool causal : {false, true})
       for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
-                                        std::tuple{2, 300, 700, 4, 1}})
-        expect_atomic_problem_accurate(spec_of(DType::kBF16, d, causal, {b, sq, sk, hq, hkv}, seed0 + idx++),
-                                       want_producer_regs);
+                                        std::tuple{2, 300, 700, 4, 1}}) {
+        ProblemSpec s = spec_of(DType::kBF16, d, causal, {b, sq, sk, hq, hkv}, seed0 + idx++);
+        const Sm90Case c{s, Schedule::kAtomic};
+        Problem pr(s);
+        const Refs& r = references(s);
+        ASSERT_TRUE(tested_forward(pr).ok());
+        CUDA_OK(cudaDeviceSynchronize());
+        for (int grid : {0, 31}) {
+          AttnBwdParams p = pr.bwd_params(Schedule::kAtomic);
+          p.allow_fallback = false;
+          p.num_ctas = grid;
+          BwdLaunchInfo info;
+          const Status st = run_sm90_bwd(pr, p, &info);
+          ASSERT_TRUE(st.ok()) << st.message;
+          ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
+          if (want_producer_regs > 0) ASSERT_EQ(info.producer_regs, want_producer_regs);
+          check_grads(pr, c, r, info);
+        }
+      }
 }
 TEST(BwdSm90EarlyRelease, AtomicModeAccurate) {
   REQUIRE_SM90();
@@ -1846,27 +1840,6 @@ TEST(BwdSm90Producer24, EightyRowTilesBitwiseEqualToTheDefaultSplit) {
 TEST(BwdSm90Producer24, AtomicModeAccurate) {
   REQUIRE_SM90();
   expect_atomic_accurate_with({"DASH_BWD_SM90_PRODUCER24"}, 8800, 24);
-}
-
-// Atomic's shift walk (DASH_BWD_ATOMIC_WALK=1, ScheduleModel::with_atomic_walk): on full masks KV tile j
-// visits Q tiles cyclically from j mod m; causal masks keep descending's walk. As accurate as the
-// default walk, on the 64-row tiles, on the tall tiles (from 1024 rows: 80 rows at hdim 128, 96 at 64),
-// on the two-buffer kernel (DASH_BWD_SM90_DQ2=1, hdim 128), with fewer KV than Q tiles and the other
-// way round, at the default grid and at 31 CTAs; the launch reports the walk that ran.
-TEST(BwdSm90AtomicWalk, ShiftWalkAccurateOnFullMasks) {
-  REQUIRE_SM90();
-  ScopedEnv walk("DASH_BWD_ATOMIC_WALK", "1");
-  int idx = 0;
-  for (const char* dq2 : {"", "1"})
-    for (int d : {128, 64})
-      for (bool causal : {false, true})
-        for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1100, 1100, 4, 2},
-                                          std::tuple{2, 300, 700, 4, 1}, std::tuple{1, 1030, 260, 2, 2}}) {
-          if (*dq2 != '\0' && (d != 128 || causal)) continue;
-          ScopedEnv two("DASH_BWD_SM90_DQ2", *dq2 != '\0' ? dq2 : nullptr);
-          expect_atomic_problem_accurate(spec_of(DType::kBF16, d, causal, {b, sq, sk, hq, hkv}, 9950 + idx++), 0,
-                                         causal ? 0 : 1);
-        }
 }
 
 // The dK / dV epilogue transposes each quad's words and stores 16 bytes per lane (the default;

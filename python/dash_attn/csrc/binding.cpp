@@ -324,7 +324,6 @@ py::object last_bwd_info() {
   d["split_pieces"] = info.split_pieces;
   d["min_coresident"] = info.min_coresident;
   d["head_block"] = info.head_block;
-  d["atomic_walk"] = info.atomic_walk;
   d["dq_writers"] = info.dq_writers;
   d["dq_stage_bufs"] = info.dq_stage_bufs;
   d["producer_regs"] = info.producer_regs;
