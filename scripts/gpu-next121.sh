@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# GPU machine (forty-sixth session). .snap: bins.txz (bins/old = 1c5aa37's dash-attn / dash_gpu_tests, with atomic's
+# GPU machine (forty-sixth session). .snap: bins.txz (bins/old = 1c5aa37's dash-attn, with atomic's
 # opt-in shift walk; bins/new = HEAD's, the walk removed again after gpu-next120 measured it at 0.965-0.989 of the
 # default walk: docs/perf.md v47); head.tgz (the package's sources) is made here from the working tree.
 # (1) the package's pip install in the background while the atomic / head-block / take-late GPU tests run;
-# (2) 2 interleaved rounds of `dash-attn bench` (atomic, descending, shift, auto; hdim 128 and 64, both masks, 2k-16k)
+# (2) 2 interleaved rounds of `dash-attn bench` (atomic, spt, descending, auto; hdim 128 and 64, both masks, 2k-16k)
 # of old and new (the walk's switch in `visit`: 8-24 instructions in 71 of the 100 sm90 kernels, v46 item 2) and of
 # new with DASH_BWD_SPLIT_LAST=0 (nosplit: atomic at hdim 64 takes the last-wave split, unordered shift does not,
-# and ran 2.8-5.4% ahead of it in gpu-next120); speed over old; (3) a second peers sample, hdim 128 and 64, 2k-16k
+# and ran 2.8-5.4% ahead of it in gpu-next120) and of new with DASH_HEAD_BLOCK=2 / 4 (hb2 / hb4: spt and
+# descending at causal masks in small head blocks; spt runs head-major by default, and det / atomic was 0.971 at
+# hdim 64 causal 8k in gpu-next120, where causal atomic takes blocks of 8); speed over old; (3) a second peers sample, hdim 128 and 64, 2k-16k
 # (SKIP_PEERS=1 skips it).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -20,20 +22,22 @@ main() {
     > "$O/tests.log" 2>&1; echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED)|FAILED  \]|SKIPPED \]" "$O/tests.log" | head -20
   save
   for r in 1 2; do
-    for cfg in old new nosplit; do
+    for cfg in old new nosplit hb2 hb4; do
       for d in 128 64; do
+        c=0,1
         case $cfg in
-          old) cmd="bins/old/dash-attn" sch=atomic,descending,shift,auto ;;
-          new) cmd="bins/new/dash-attn" sch=atomic,descending,shift,auto ;;
+          old) cmd="bins/old/dash-attn" sch=atomic,spt,descending,auto ;;
+          new) cmd="bins/new/dash-attn" sch=atomic,spt,descending,auto ;;
           nosplit) cmd="env DASH_BWD_SPLIT_LAST=0 bins/new/dash-attn" sch=atomic ;;
+          hb*) cmd="env DASH_HEAD_BLOCK=${cfg#hb} bins/new/dash-attn" sch=spt,descending c=1 ;;
         esac
-        timeout -k 5 120 $cmd bench --hdim $d --causal 0,1 --seqlen 2048,4096,8192,16384 \
+        timeout -k 5 120 $cmd bench --hdim $d --causal $c --seqlen 2048,4096,8192,16384 \
           --schedules $sch --json "$O/ab-$cfg-d$d-r$r.json" > "$O/ab-$cfg-d$d-r$r.log" 2>&1 || echo "bench $cfg d$d r$r rc $?"
       done
     done
     echo "round $r $(el)"; save
   done
-  python3 scripts/env_ab_table.py "$O" old new nosplit
+  python3 scripts/env_ab_table.py "$O" old new nosplit hb2 hb4
   save
   [ "${SKIP_PEERS:-0}" = 1 ] && { echo "peers skipped (SKIP_PEERS=1) $(el)"; return 0; }
   pip_wait; echo "pip done $(el)"
