@@ -23,6 +23,7 @@ main() {
   save
   for r in $(seq 1 ${ROUNDS:-2}); do
     for cfg in old new nosplit hb2 hb4; do
+      [ $cfg = old ] && [ ! -x bins/old/dash-attn ] && continue  # (a later session's .snap without 1c5aa37's binary)
       for d in 128 64; do
         c=0,1
         case $cfg in
@@ -37,7 +38,7 @@ main() {
     done
     echo "round $r $(el)"; save
   done
-  python3 scripts/env_ab_table.py "$O" old new nosplit hb2 hb4
+  if [ -x bins/old/dash-attn ]; then python3 scripts/env_ab_table.py "$O" old new nosplit hb2 hb4; else python3 scripts/env_ab_table.py "$O" new nosplit hb2 hb4; fi
   save
   [ "${SKIP_PEERS:-0}" = 1 ] && { echo "peers skipped (SKIP_PEERS=1) $(el)"; return 0; }
   pip_wait; echo "pip done $(el)"
