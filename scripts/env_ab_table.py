@@ -21,8 +21,7 @@ for f in sorted(glob.glob(f"{out}/ab-*-r*.json")):
         t.setdefault((cfg,) + key, []).append(row["bwd_ms"])
         h.setdefault(key, set()).add(row["grad_hash"])
         if cfg == cfgs[-1]:
-            info[key] = (f'{row["ran"]}, queue {row.get("post_queue")}, head block {row.get("head_block")}' +
-                         (f', walk {row["atomic_walk"]}' if row.get("atomic_walk") is not None else ""))
+            info[key] = f'{row["ran"]}, queue {row.get("post_queue")}, head block {row.get("head_block")}'
 print(f"speed over {base} (min of the rounds): {', '.join(cfgs)}   ({base} ms; {cfgs[-1]} ran)")
 for key in sorted({k[1:] for k in t}):
     if (base,) + key not in t:

@@ -21,9 +21,10 @@ main() {
   timeout -k 5 ${TESTS_S:-120} bins/new/dash_gpu_tests --gtest_filter='*AtomicModeAccurate*:BwdSm90TakeLate.*:BwdSm90HeadBlock.*' \
     > "$O/tests.log" 2>&1; echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED)|FAILED  \]|SKIPPED \]" "$O/tests.log" | head -20
   save
+  local cfgs="new nosplit hb2 hb4"
+  [ -x bins/old/dash-attn ] && cfgs="old $cfgs"  # (a later session's .snap may lack 1c5aa37's binary: speed over new)
   for r in $(seq 1 ${ROUNDS:-2}); do
-    for cfg in old new nosplit hb2 hb4; do
-      [ $cfg = old ] && [ ! -x bins/old/dash-attn ] && continue  # (a later session's .snap without 1c5aa37's binary)
+    for cfg in $cfgs; do
       for d in 128 64; do
         c=0,1
         case $cfg in
@@ -38,7 +39,7 @@ main() {
     done
     echo "round $r $(el)"; save
   done
-  if [ -x bins/old/dash-attn ]; then python3 scripts/env_ab_table.py "$O" old new nosplit hb2 hb4; else python3 scripts/env_ab_table.py "$O" new nosplit hb2 hb4; fi
+  python3 scripts/env_ab_table.py "$O" $cfgs
   save
   [ "${SKIP_PEERS:-0}" = 1 ] && { echo "peers skipped (SKIP_PEERS=1) $(el)"; return 0; }
   pip_wait; echo "pip done $(el)"
