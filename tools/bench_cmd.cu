@@ -374,7 +374,7 @@ int bench_main(int argc, char** argv) {
       dash::Schedule sched, ran; float ms, host_us; double pred_ms; std::string note; int head_block, dq_writers;
       int block_m, producer_regs, dq_stage_bufs;  // the kernel that ran (BwdLaunchInfo)
       int split_tasks, split_pieces;              // the last-wave split (0 tasks: none)
-      bool split_rank, writer_rank, pdl, post_poll, post_queue, pre_vec;
+      bool split_rank, writer_rank, pdl, post_poll, post_queue, pre_vec, atomic_shift;
       uint64_t grad_hash;  // of dq, dk, dv after the last timed run (stable for the deterministic schedules)
       Sustained sus;       // --sustain (calls 0: not run)
     };
@@ -406,7 +406,7 @@ int bench_main(int argc, char** argv) {
         if (!st.ok()) { std::fprintf(stderr, "attn_bwd(%s) sustained: %s\n", dash::schedule_name(sc), st.message); return 1; }
       }
       rows.push_back({sc, info.schedule, ms, host_us, pred, note, info.head_block, info.dq_writers, info.block_m,
-                      info.producer_regs, info.dq_stage_bufs, info.split_tasks, info.split_pieces, info.split_rank, info.writer_rank, info.pdl, info.post_poll, info.post_queue, info.pre_vec, gh, sus});
+                      info.producer_regs, info.dq_stage_bufs, info.split_tasks, info.split_pieces, info.split_rank, info.writer_rank, info.pdl, info.post_poll, info.post_queue, info.pre_vec, info.atomic_shift, gh, sus});
       if (sc == dash::Schedule::kAtomic) atomic_ms = ms;
     }
     for (const Row& r : rows) {
@@ -439,14 +439,14 @@ int bench_main(int argc, char** argv) {
                     "\"fwd_ms\": %.4f, \"fwd_tflops\": %.2f, \"det_over_atomic\": %.4f, \"layout\": \"%s\", "
                     "\"head_block\": %d, \"dq_writers\": %d, \"block_m\": %d, \"producer_regs\": %d, \"dq_stage_bufs\": %d, "
                     "\"split_tasks\": %d, \"split_pieces\": %d, "
-                    "\"split_rank\": %s, \"writer_rank\": %s, \"pdl\": %s, \"post_poll\": %s, \"post_queue\": %s, \"pre_vec\": %s, \"grad_hash\": \"%016llx\", "
+                    "\"split_rank\": %s, \"writer_rank\": %s, \"pdl\": %s, \"post_poll\": %s, \"post_queue\": %s, \"pre_vec\": %s, \"atomic_shift\": %s, \"grad_hash\": \"%016llx\", "
                     "\"fwd_hash\": \"%016llx\"%s}",
                     first_json ? "" : ",\n", sh.hdim, s.causal ? "true" : "false", sh.seqlen, sh.batch, sh.heads,
                     sh.kv_heads, dash::schedule_name(r.sched), dash::schedule_name(r.ran), r.ms, r.host_us,
                     bwd_flops / r.ms * 1e-9, r.pred_ms, fwd_ms, fwd_flops / fwd_ms * 1e-9,
                     atomic_ms > 0 ? atomic_ms / r.ms : 0.0, opt.bhsd ? "bhsd" : "bshd", r.head_block, r.dq_writers,
                     r.block_m, r.producer_regs, r.dq_stage_bufs, r.split_tasks, r.split_pieces, r.split_rank ? "true" : "false", r.writer_rank ? "true" : "false", r.pdl ? "true" : "false",
-                    r.post_poll ? "true" : "false", r.post_queue ? "true" : "false", r.pre_vec ? "true" : "false", static_cast<unsigned long long>(r.grad_hash),
+                    r.post_poll ? "true" : "false", r.post_queue ? "true" : "false", r.pre_vec ? "true" : "false", r.atomic_shift ? "true" : "false", static_cast<unsigned long long>(r.grad_hash),
                     static_cast<unsigned long long>(fwd_hash), sus_json.c_str());
       json += line;
       first_json = false;

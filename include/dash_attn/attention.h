@@ -121,6 +121,8 @@ struct BwdLaunchInfo {
   bool pre_vec = false;    // the preprocess read O / dO with 16-byte loads (the default where they are
                            // 16-byte aligned; DASH_BWD_PRE_VEC=0 turns it off: other bits of
                            // D = rowsum(dO * O), so other gradient bits, reproducible either way)
+  bool atomic_shift = false;  // sm90, atomic at a full mask: it ran shift's task order and visits without the
+                              // chain (DASH_BWD_ATOMIC_SHIFT=1)
   bool fell_back = false;
   char note[256] = {0};
 };

@@ -58,7 +58,8 @@ def last_bwd_info() -> Optional[dict]:
     (the dQ writer computed full-mask shift's closed-form rank), ``pdl`` (the main kernel and the
     postprocess ran as programmatic dependents), ``post_poll`` (the postprocess converted each dQ
     tile as its chain completed), ``post_queue`` (its blocks took the tiles in the order their chains
-    completed), ``pre_vec`` (the preprocess read O / dO with 16-byte loads); None
+    completed), ``pre_vec`` (the preprocess read O / dO with 16-byte loads), ``atomic_shift`` (atomic
+    ran shift's task order and visits without the chain, DASH_BWD_ATOMIC_SHIFT=1); None
     before the first backward. Needs
     the extension."""
     return _ops.extension().last_bwd_info()

@@ -468,6 +468,19 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
     li.fell_back = true;
     model = ScheduleModel::make(tp, Schedule::kDescending);
   }
+  // Atomic in shift's order (DASH_BWD_ATOMIC_SHIFT=1, opt-in until measured; sm90, full masks, where shift runs
+  // atomic's tiles and its co-resident group fits the grid): the non-deterministic mode takes shift's task numbering,
+  // groups and visits, and adds without the chain (the unordered writer). Unordered shift ran 1.009-1.015x atomic at
+  // hdim 128 full and 1.028-1.054x at hdim 64 (docs/perf.md v47, next120); atomic with shift's visits alone lost.
+  bool atomic_shift = false;
+  if (use_sm90 && sched == Schedule::kAtomic && !s.causal && kernels::env_set_to_one("DASH_BWD_ATOMIC_SHIFT") &&
+      kernels::bwd_sm90_block_m(s, Schedule::kShift) == block_m) {
+    const ScheduleModel shifted = ScheduleModel::make(tp, Schedule::kShift);
+    if (shifted.min_coresident() <= grid) {
+      model = shifted;
+      atomic_shift = true;
+    }
+  }
   // DASH_HEAD_BLOCK=B (experiment): interleave the tasks of B heads (group-width-1 schedules;
   // schedule.h, task_head). Same bits, another task order. DASH_HEAD_BLOCK=l2: as many heads as
   // stream their Q and dO within half the device's L2 (l2_head_block, an experiment to measure).
@@ -531,7 +544,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // taking (default on since 6ed5f35's measurements; DASH_BWD_TAKE_LATE=0 restores the run-ahead
   // taker: same bits, slower chains). Take-ahead: default kDefaultTakeAhead (1: the next task is
   // taken when the current one has one step left; DASH_BWD_TAKE_AHEAD=0: once it is done).
-  p.debug_unordered = kernels::env_set_to_one("DASH_DEBUG_UNORDERED");
+  p.debug_unordered = atomic_shift || kernels::env_set_to_one("DASH_DEBUG_UNORDERED");
   p.debug_no_reduce = kernels::env_set_to_one("DASH_DEBUG_NO_REDUCE");
   // The sm90 writers run an ordered chain (semaphores): a first contribution to store and a
   // completion count to wait for.
@@ -544,6 +557,12 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // on except for head_dim 64's 64-row tiles, where it measured 0.98-0.99 at 512;
   // DASH_BWD_POST_POLL=0 / =1 forces it). Not while the stream is being captured into a CUDA graph:
   // programmatic edges in graphs have not been run on a GPU here yet.
+  // DASH_BWD_ATOMIC_POLL=1 (opt-in until measured): the non-deterministic sm90 writers (atomic, the unordered
+  // debug mode) count the adds that have landed on the tile's semaphore, so that the polling postprocess, its
+  // completion queue (by default) and its post SMs run for them as for the ordered schedules. Not with the overlap-writer
+  // draft (it does not count). The same adds: only the conversion's timing changes.
+  const bool counted_sm90 = use_sm90 && !ordered_sm90 && kernels::env_set_to_one("DASH_BWD_ATOMIC_POLL") &&
+                            !kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   bool capturing = false;
   if (use_sm90) {
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -554,7 +573,7 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   {
     const char* pp = kernels::env_get("DASH_BWD_POST_POLL");
     const bool small_tile = s.head_dim == 64 && tp.block_m == kernels::kBwdSm90BlockM;
-    p.post_poll = p.pdl && ordered_sm90 && (pp != nullptr ? std::atoi(pp) != 0 : !small_tile);
+    p.post_poll = p.pdl && (ordered_sm90 || counted_sm90) && (pp != nullptr ? std::atoi(pp) != 0 : !small_tile);
   }
   // The completion queue (BwdKernelParams::dq_queue; docs/bwd-sm90.md "The completion queue"): with
   // the polling postprocess, its blocks convert tiles in the order they complete. Default on where a
@@ -564,7 +583,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   if (p.post_poll && !p.writer_overlap) {
     const char* pq = kernels::env_get("DASH_BWD_POST_QUEUE");
-    if (pq != nullptr ? std::atoi(pq) != 0 : kernels::post_queue_default(model.schedule, s.causal, s.head_dim))
+    if (pq != nullptr ? std::atoi(pq) != 0
+                      : counted_sm90 || kernels::post_queue_default(model.schedule, s.causal, s.head_dim))
       p.dq_queue = reinterpret_cast<int*>(w + ws.dq_queue);
   }
   p.queue_late_append = p.dq_queue != nullptr && kernels::env_set_to_one("DASH_BWD_QUEUE_LATE_APPEND");
@@ -644,7 +664,8 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   }
 
   if (info) {
-    li.schedule = model.schedule;
+    li.schedule = atomic_shift ? Schedule::kAtomic : model.schedule;
+    li.atomic_shift = atomic_shift;
     li.dispatch = a.dispatch;
     li.num_ctas = grid;
     li.block_m = tp.block_m;

@@ -526,8 +526,16 @@ __device__ __forceinline__ void dq_writer(const BwdKernelParams& p, uint8_t* sme
       cuda::ptx::mbarrier_arrive(&bars.dq_empty[buf]);
     }
     // Completion, not `.read`: the adds must have landed before the semaphore moves (dash-spec 4).
-    if (ordered || !early) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+    // (Unordered with p.post_poll, DASH_BWD_ATOMIC_POLL: the semaphore counts landed adds for the polling postprocess.)
+    if (ordered || !early || p.post_poll) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
     int append = -1;  // the completed tile's semaphore index, for the completion queue
+    if (!ordered && p.post_poll) {
+      // Any order: the add that makes the count the chain length is the tile's last. acq_rel, so that the block
+      // that takes the tile from the queue (its slot stored with release after this) sees every writer's adds.
+      cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
+      const int done = ptx::atom_acq_rel_gpu_add(sem, 1) + 1;
+      if (p.dq_queue != nullptr && done == M.chain_length(mi)) dq_queue_push(p.dq_queue, static_cast<int>(sem - p.dq_sem));
+    }
     if (ordered) {
       cuda::ptx::fence_proxy_async(cuda::ptx::space_global);
       ptx::red_release_gpu_add(sem, 1);

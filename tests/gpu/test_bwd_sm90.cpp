@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -1725,14 +1726,19 @@ TEST(BwdSm90EarlyRelease, BitwiseEqualToTheDefaultPath) {
 // The atomic (unordered) mode is where the switch changes the most: its writer no longer waits for
 // a tile's adds to land before the next (only before it exits). No bits to compare (atomic is not
 // deterministic): every gradient element written and within the low-precision bound of float64.
-void expect_atomic_accurate_with(const std::vector<const char*>& switches, int seed0, int want_producer_regs = 0) {
+// check(spec, grid, info), where given: the launch info of each run (after the gradients' check). tall: a 1100-key
+// case too (the 80- / 96-row tiles).
+void expect_atomic_accurate_with(
+    const std::vector<const char*>& switches, int seed0, int want_producer_regs = 0,
+    const std::function<void(const ProblemSpec&, int, const BwdLaunchInfo&)>& check = nullptr, bool tall = false) {
   std::vector<std::unique_ptr<ScopedEnv>> on;
   for (const char* e : switches) on.push_back(std::make_unique<ScopedEnv>(e, "1"));
   int idx = 0;
+  std::vector<std::tuple<int, int, int, int, int>> shapes = {{2, 113, 113, 4, 1}, {1, 1000, 1000, 8, 2}, {2, 300, 700, 4, 1}};
+  if (tall) shapes.push_back({1, 1100, 1100, 4, 2});
   for (int d : {128, 64})
     for (bool causal : {false, true})
-      for (auto [b, sq, sk, hq, hkv] : {std::tuple{2, 113, 113, 4, 1}, std::tuple{1, 1000, 1000, 8, 2},
-                                        std::tuple{2, 300, 700, 4, 1}}) {
+      for (auto [b, sq, sk, hq, hkv] : shapes) {
         ProblemSpec s = spec_of(DType::kBF16, d, causal, {b, sq, sk, hq, hkv}, seed0 + idx++);
         const Sm90Case c{s, Schedule::kAtomic};
         Problem pr(s);
@@ -1749,8 +1755,42 @@ void expect_atomic_accurate_with(const std::vector<const char*>& switches, int s
           ASSERT_EQ(info.block_n, kernels::kBwdSm90BlockN) << "the sm90 kernel did not run";
           if (want_producer_regs > 0) ASSERT_EQ(info.producer_regs, want_producer_regs);
           check_grads(pr, c, r, info);
+          if (check) check(s, grid, info);
         }
       }
+}
+// Atomic in shift's order (DASH_BWD_ATOMIC_SHIFT=1; attention_api.cu): at full masks, where shift's group fits the
+// grid, atomic runs shift's task order and visits with the unordered writer; causal masks keep atomic's own order.
+TEST(BwdSm90AtomicShift, AtomicModeAccurate) {
+  REQUIRE_SM90();
+  ScopedEnv poll_off("DASH_BWD_ATOMIC_POLL", nullptr);
+  expect_atomic_accurate_with({"DASH_BWD_ATOMIC_SHIFT"}, 9100, 0, [](const ProblemSpec& s, int grid, const BwdLaunchInfo& info) {
+    EXPECT_EQ(info.schedule, Schedule::kAtomic) << s.str();
+    // (every group here, at most 9 KV tiles of a head, fits the 31-CTA grid as well)
+    EXPECT_EQ(info.atomic_shift, !s.causal) << s.str() << " grid " << grid;
+    if (info.atomic_shift) EXPECT_GT(info.min_coresident, 1) << s.str() << ": shift's groups";
+    EXPECT_FALSE(info.post_poll) << s.str() << ": no counted writers without DASH_BWD_ATOMIC_POLL";
+  }, /*tall=*/true);
+}
+// Counted atomic (DASH_BWD_ATOMIC_POLL=1): the unordered writers count landed adds on the tile's semaphore and the
+// polling postprocess converts each tile once its count is the chain length, taking tiles from the completion queue;
+// alone, with shift's order, and with the polling forced where it is off by default (head_dim 64's 64-row tiles).
+TEST(BwdSm90AtomicPoll, AtomicModeAccurate) {
+  REQUIRE_SM90();
+  ScopedEnv pdl("DASH_BWD_PDL", nullptr);
+  auto polled = [](bool forced) {
+    return [forced](const ProblemSpec& s, int grid, const BwdLaunchInfo& info) {
+      const bool small64 = s.head_dim == 64 && info.block_m == 64;
+      EXPECT_EQ(info.post_poll, forced || !small64) << s.str() << " grid " << grid;
+      EXPECT_EQ(info.post_queue, info.post_poll) << s.str();
+    };
+  };
+  {
+    ScopedEnv shift_off("DASH_BWD_ATOMIC_SHIFT", nullptr);
+    expect_atomic_accurate_with({"DASH_BWD_ATOMIC_POLL"}, 9200, 0, polled(false), /*tall=*/true);
+  }
+  expect_atomic_accurate_with({"DASH_BWD_ATOMIC_POLL", "DASH_BWD_ATOMIC_SHIFT", "DASH_BWD_POST_POLL"}, 9300, 0,
+                              polled(true), /*tall=*/true);
 }
 TEST(BwdSm90EarlyRelease, AtomicModeAccurate) {
   REQUIRE_SM90();

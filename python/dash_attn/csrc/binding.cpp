@@ -333,6 +333,7 @@ py::object last_bwd_info() {
   d["post_poll"] = info.post_poll;
   d["post_queue"] = info.post_queue;
   d["pre_vec"] = info.pre_vec;
+  d["atomic_shift"] = info.atomic_shift;
   d["fell_back"] = info.fell_back;
   d["note"] = std::string(info.note);
   return d;
