@@ -6,15 +6,18 @@
 # queue and its post SMs run for atomic as for the ordered schedules). (1) their GPU tests and the atomic accuracy
 # tests (TESTS_S, default 150 s); (2) ROUNDS (default 2) interleaved rounds of `dash-attn bench`, hdim 128 and 64, both
 # masks, 2k-16k: atomic with neither (base: also spt, descending, shift), ashift, apoll and both; speed over base
-# (min of the rounds).
+# (min of the rounds); (3) one peers sample, hdim 128 and 64, 2k-16k, with both switches on (PEERS_ENV; SKIP_PEERS=1
+# skips it): the deterministic rows against cuDNN / Flex as in next120, det / atomic against the switched atomic. The
+# package's pip install (head.tgz, made here) runs in the background from the start.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . scripts/gpu-common.sh
 gpu_setup gpu-next123
 main() {
   cat "$O/machine.txt"; echo "commit ${DASH_COMMIT:-?}"
-  timeout -k 5 ${TESTS_S:-150} bins/new/dash_gpu_tests \
-    --gtest_filter='BwdSm90AtomicShift.*:BwdSm90AtomicPoll.*:BwdSm90DualWriter.AtomicModeAccurate:*AtomicModeAccurate*' \
+  [ -f head.tgz ] || { tar czf /tmp/head.tgz --exclude=./docs/data --exclude=./bins --exclude=./.snap --exclude='./*.txz' . && mv /tmp/head.tgz head.tgz; }
+  head_pip_bg || return 1
+  timeout -k 5 ${TESTS_S:-150} bins/new/dash_gpu_tests --gtest_filter='BwdSm90AtomicShift.*:BwdSm90AtomicPoll.*' \
     > "$O/tests.log" 2>&1; echo "tests rc $? $(el)"; grep -E "^\[  (PASSED|FAILED)|FAILED  \]|^\[       OK" "$O/tests.log" | head -30
   save
   for r in $(seq 1 ${ROUNDS:-2}); do
@@ -34,7 +37,15 @@ main() {
     echo "round $r $(el)"; save
   done
   python3 scripts/env_ab_table.py "$O" base ashift apoll both
+  save
+  [ "${SKIP_PEERS:-0}" = 1 ] && { echo "peers skipped (SKIP_PEERS=1) $(el)"; return 0; }
+  pip_wait; echo "pip done $(el)"
+  run_pytest() { echo "pytest not run in this call"; }
+  env ${PEERS_ENV:-DASH_BWD_ATOMIC_SHIFT=1 DASH_BWD_ATOMIC_POLL=1} true  # (checks the words)
+  export ${PEERS_ENV:-DASH_BWD_ATOMIC_SHIFT=1 DASH_BWD_ATOMIC_POLL=1}
+  PEERS_EXTRA="--hdims 128,64 --seqlens 2048,4096,8192,16384" PEERS_TIMEOUT=${PEERS_TIMEOUT:-300} \
+    PEERS_BUDGET=${PEERS_BUDGET:-260} PYTEST_LAST=1 pytest_and_peers
   echo "total $(el)"
 }
 main 2>&1 | tee "$O/run.log"
-save; true
+save; [ -f "$O/peers.json" ] && cp "$O/peers.json" "$O/table.md" "$DEST/"; true
