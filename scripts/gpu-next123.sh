@@ -41,7 +41,6 @@ main() {
   [ "${SKIP_PEERS:-0}" = 1 ] && { echo "peers skipped (SKIP_PEERS=1) $(el)"; return 0; }
   pip_wait; echo "pip done $(el)"
   run_pytest() { echo "pytest not run in this call"; }
-  env ${PEERS_ENV:-DASH_BWD_ATOMIC_SHIFT=1 DASH_BWD_ATOMIC_POLL=1} true  # (checks the words)
   export ${PEERS_ENV:-DASH_BWD_ATOMIC_SHIFT=1 DASH_BWD_ATOMIC_POLL=1}
   PEERS_EXTRA="--hdims 128,64 --seqlens 2048,4096,8192,16384" PEERS_TIMEOUT=${PEERS_TIMEOUT:-300} \
     PEERS_BUDGET=${PEERS_BUDGET:-260} PYTEST_LAST=1 pytest_and_peers

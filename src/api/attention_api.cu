@@ -561,8 +561,9 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // debug mode) count the adds that have landed on the tile's semaphore, so that the polling postprocess, its
   // completion queue (by default) and its post SMs run for them as for the ordered schedules. Not with the overlap-writer
   // draft (it does not count). The same adds: only the conversion's timing changes.
-  const bool counted_sm90 = use_sm90 && !ordered_sm90 && kernels::env_set_to_one("DASH_BWD_ATOMIC_POLL") &&
-                            !kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
+  p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
+  const bool counted_sm90 =
+      use_sm90 && !ordered_sm90 && !p.writer_overlap && kernels::env_set_to_one("DASH_BWD_ATOMIC_POLL");
   bool capturing = false;
   if (use_sm90) {
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -580,7 +581,6 @@ Status attn_bwd(const AttnBwdParams& a, void* workspace, size_t workspace_bytes,
   // head's last contributions are spread over its tasks (kernels::post_queue_default: full-mask
   // shift, symmetric shift, causal descending at head_dim 128); DASH_BWD_POST_QUEUE=0 / =1 forces it. Not
   // with the overlap-writer draft (its writer does not append). The same bits.
-  p.writer_overlap = kernels::env_set_to_one("DASH_BWD_WRITER_OVERLAP");
   if (p.post_poll && !p.writer_overlap) {
     const char* pq = kernels::env_get("DASH_BWD_POST_QUEUE");
     if (pq != nullptr ? std::atoi(pq) != 0
